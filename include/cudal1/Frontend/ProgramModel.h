@@ -1,0 +1,136 @@
+// The ProgramModel: what the front end extracts from one CUDA translation
+// unit. Plain data (strings and numbers) so that the analysis, the passes and
+// the tests can work on it without an AST.
+#ifndef CUDAL1_FRONTEND_PROGRAMMODEL_H
+#define CUDAL1_FRONTEND_PROGRAMMODEL_H
+
+#include <string>
+#include <vector>
+
+namespace cudal1 {
+
+/// A presumed source position (after macro expansion, as a user reads it).
+struct SourcePos {
+  std::string file;
+  unsigned line = 0;
+  unsigned col = 0;
+  std::string str() const;
+};
+
+struct KernelParam {
+  std::string name;
+  std::string type;
+  bool isPointer = false;
+  bool pointeeConst = false;
+  bool isRestrict = false;
+  /// Element type of a pointer parameter ("" for scalars).
+  std::string elementType;
+};
+
+/// A loop of a kernel. Loops are numbered in source order (preorder).
+struct KernelLoop {
+  unsigned id = 0;
+  int parent = -1;
+  unsigned depth = 0;
+  std::string kind; ///< for | while | do
+  std::string var;  ///< induction variable, "" when none was recognised
+  std::string init, cond, bound, step;
+  /// Set when `var = init + $kN * step` holds for the N-th iteration, which
+  /// lets the analysis treat the loop counter $kN as an affine dimension.
+  bool affine = false;
+  bool gridStride = false;
+  SourcePos pos;
+};
+
+enum class AccessKind { Read, Write };
+
+/// One access to global memory through a pointer parameter.
+struct MemAccess {
+  std::string param;  ///< the kernel parameter the pointer derives from
+  int paramIndex = -1;
+  AccessKind kind = AccessKind::Read;
+  bool atomic = false;
+  std::string index;       ///< the index as written in the source
+  std::string normalized;  ///< the index over builtins, parameters and loop counters
+  std::vector<unsigned> loops; ///< enclosing loops, outermost first
+  /// Conditions that dominate the access and bound a thread-dependent value
+  /// (if-conditions, early returns, loop conditions), normalized.
+  std::vector<std::string> guards;
+  SourcePos pos;
+};
+
+struct SharedDecl {
+  std::string name, type;
+  long long bytes = -1; ///< -1 when not a compile-time constant
+  bool dynamic = false; ///< extern __shared__
+  SourcePos pos;
+};
+
+/// A call of interest inside a kernel: barrier, atomic or device function.
+struct KernelCall {
+  std::string callee;
+  std::string target; ///< atomics: the parameter they update
+  SourcePos pos;
+};
+
+struct Kernel {
+  std::string name;
+  std::string mangledName;
+  std::string key; ///< stable identity: mangled name + normalized source of it and its callees
+  std::string templateArgs;
+  bool fromHeader = false;
+  SourcePos pos;
+  std::vector<KernelParam> params;
+  std::vector<KernelLoop> loops;
+  std::vector<MemAccess> accesses;
+  std::vector<SharedDecl> shared;
+  std::vector<KernelCall> barriers, atomics, calls;
+  /// Static operation counts of the body (for the policy's features).
+  unsigned flops = 0, intOps = 0, mathCalls = 0, branches = 0;
+};
+
+struct LaunchSite {
+  unsigned id = 0;
+  std::string kernel; ///< kernel name
+  int kernelIndex = -1; ///< into ProgramModel::kernels
+  SourcePos pos;
+  std::string grid, block, sharedMem, stream; ///< "" when defaulted
+  unsigned gridDims = 0, blockDims = 0; ///< 1..3, 0 when unknown
+  std::vector<std::string> args;    ///< argument expressions as written
+  std::vector<std::string> argBuffers; ///< base variable of a pointer argument, else ""
+  std::string function; ///< enclosing host function
+  bool inLoop = false;
+  SourcePos loopPos;
+};
+
+enum class HostEventKind { Launch, Sync, Memcpy, Memset, Alloc, Free, Other };
+
+/// One step of a host function, in source order.
+struct HostEvent {
+  HostEventKind kind = HostEventKind::Other;
+  int launch = -1; ///< into ProgramModel::launches for Launch
+  std::string call; ///< e.g. cudaMemcpy
+  std::vector<std::string> reads, writes; ///< buffers (variables)
+  bool inLoop = false;
+  SourcePos pos;
+};
+
+struct HostFunction {
+  std::string name;
+  SourcePos pos;
+  std::vector<HostEvent> events;
+};
+
+struct ProgramModel {
+  std::string mainFile;
+  std::vector<Kernel> kernels;
+  std::vector<LaunchSite> launches;
+  std::vector<HostFunction> hostFunctions;
+};
+
+const char *toString(AccessKind k);
+const char *toString(HostEventKind k);
+
+} // namespace cudal1
+
+#endif

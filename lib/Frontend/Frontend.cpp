@@ -1,0 +1,402 @@
+// Builds the ProgramModel of a translation unit: kernels (scanned by
+// KernelScanner), launch sites, and each host function's ordered launches,
+// synchronizations and copies.
+#include "cudal1/Frontend/Frontend.h"
+#include "KernelScanner.h"
+
+#include "clang/AST/ASTConsumer.h"
+#include "clang/AST/Attr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/Mangle.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/Frontend/CompilerInstance.h"
+#include "clang/Frontend/FrontendAction.h"
+#include "clang/Tooling/CompilationDatabase.h"
+#include "clang/Tooling/Tooling.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/xxhash.h"
+
+#include <algorithm>
+#include <set>
+
+using namespace clang;
+using namespace cudal1;
+using namespace cudal1::frontend;
+
+std::string SourcePos::str() const {
+  return file + ":" + std::to_string(line) + ":" + std::to_string(col);
+}
+
+const char *cudal1::toString(AccessKind k) { return k == AccessKind::Read ? "read" : "write"; }
+
+const char *cudal1::toString(HostEventKind k) {
+  switch (k) {
+  case HostEventKind::Launch: return "launch";
+  case HostEventKind::Sync: return "sync";
+  case HostEventKind::Memcpy: return "memcpy";
+  case HostEventKind::Memset: return "memset";
+  case HostEventKind::Alloc: return "alloc";
+  case HostEventKind::Free: return "free";
+  case HostEventKind::Other: return "call";
+  }
+  return "call";
+}
+
+namespace {
+
+/// Dimensionality of a launch-configuration argument: an integer is 1-D,
+/// dim3(a, b) is 2-D; a dim3 variable is looked up at its declaration.
+unsigned configDims(const Expr *e) {
+  if (!e || isa<CXXDefaultArgExpr>(e))
+    return 1;
+  const Expr *s = e->IgnoreUnlessSpelledInSource();
+  if (s->getType()->isIntegerType())
+    return 1;
+  auto countArgs = [](const Expr *init) -> unsigned {
+    init = init->IgnoreUnlessSpelledInSource();
+    if (auto *ce = dyn_cast<CXXConstructExpr>(init)) {
+      unsigned n = 0;
+      for (const Expr *a : ce->arguments())
+        n += !isa<CXXDefaultArgExpr>(a);
+      return n == 0 ? 1 : n;
+    }
+    if (auto *il = dyn_cast<InitListExpr>(init))
+      return il->getNumInits() ? il->getNumInits() : 1;
+    if (auto *pl = dyn_cast<ParenListExpr>(init))
+      return pl->getNumExprs();
+    if (init->getType()->isIntegerType())
+      return 1;
+    return 0;
+  };
+  if (auto *dre = dyn_cast<DeclRefExpr>(s)) {
+    if (auto *vd = dyn_cast<VarDecl>(dre->getDecl()); vd && vd->hasInit())
+      return countArgs(vd->getInit());
+    return 0;
+  }
+  return countArgs(s);
+}
+
+std::string hex64(uint64_t v) {
+  char buf[17];
+  snprintf(buf, sizeof buf, "%016llx", (unsigned long long)v);
+  return buf;
+}
+
+class ModelBuilder : public RecursiveASTVisitor<ModelBuilder> {
+public:
+  ModelBuilder(ASTContext &ctx, ProgramModel &model)
+      : ctx(ctx), sm(ctx.getSourceManager()), model(model),
+        mangler(ctx.createMangleContext()) {}
+
+  bool shouldVisitTemplateInstantiations() const { return true; }
+
+  bool VisitFunctionDecl(FunctionDecl *fd) {
+    if (!fd->hasBody() || !fd->isThisDeclarationADefinition() || fd->isDependentContext())
+      return true;
+    if (sm.isInSystemHeader(fd->getLocation()))
+      return true;
+    if (fd->hasAttr<CUDAGlobalAttr>())
+      addKernel(fd);
+    else if (!fd->hasAttr<CUDADeviceAttr>() || fd->hasAttr<CUDAHostAttr>())
+      hostFunctions.push_back(fd);
+    return true;
+  }
+
+  /// Host functions are walked after every kernel is known.
+  void finish() {
+    for (const FunctionDecl *fd : hostFunctions)
+      scanHostFunction(fd);
+    // Each launch reads and writes the buffers bound to the parameters its
+    // kernel reads and writes.
+    for (HostFunction &hf : model.hostFunctions)
+      for (HostEvent &ev : hf.events) {
+        if (ev.kind != HostEventKind::Launch)
+          continue;
+        const LaunchSite &l = model.launches[ev.launch];
+        if (l.kernelIndex < 0)
+          continue;
+        const Kernel &k = model.kernels[l.kernelIndex];
+        for (const MemAccess &a : k.accesses) {
+          if (a.paramIndex < 0 || size_t(a.paramIndex) >= l.argBuffers.size())
+            continue;
+          const std::string &buf = l.argBuffers[a.paramIndex];
+          if (buf.empty())
+            continue;
+          auto &set = a.kind == AccessKind::Read ? ev.reads : ev.writes;
+          if (std::find(set.begin(), set.end(), buf) == set.end())
+            set.push_back(buf);
+        }
+      }
+  }
+
+private:
+  ASTContext &ctx;
+  SourceManager &sm;
+  ProgramModel &model;
+  std::unique_ptr<MangleContext> mangler;
+  llvm::DenseMap<const FunctionDecl *, int> kernelIndex;
+  std::vector<const FunctionDecl *> hostFunctions;
+
+  void addKernel(const FunctionDecl *fd) {
+    if (kernelIndex.count(fd->getCanonicalDecl()))
+      return;
+    Kernel k;
+    k.name = fd->getNameAsString();
+    {
+      std::string m;
+      llvm::raw_string_ostream os(m);
+      if (mangler->shouldMangleDeclName(fd))
+        mangler->mangleName(GlobalDecl(fd), os);
+      else
+        os << k.name;
+      k.mangledName = os.str();
+    }
+    if (const TemplateArgumentList *args = fd->getTemplateSpecializationArgs()) {
+      std::string s;
+      llvm::raw_string_ostream os(s);
+      printTemplateArgumentList(os, args->asArray(), PrintingPolicy(ctx.getLangOpts()));
+      k.templateArgs = os.str();
+    }
+    k.pos = position(sm, fd->getLocation());
+    k.fromHeader = sm.getFileID(sm.getFileLoc(fd->getLocation())) != sm.getMainFileID();
+    std::vector<const FunctionDecl *> callees;
+    scanKernel(ctx, fd, k, callees);
+    k.key = kernelKey(fd, k, callees);
+    kernelIndex[fd->getCanonicalDecl()] = model.kernels.size();
+    model.kernels.push_back(std::move(k));
+  }
+
+  /// DESIGN.md "Kernel key": the mangled name plus a hash of the normalized
+  /// source of the kernel and of every device function it calls.
+  std::string kernelKey(const FunctionDecl *fd, const Kernel &k,
+                        std::vector<const FunctionDecl *> callees) {
+    std::string text = k.mangledName + "\n";
+    const FunctionDecl *pattern = fd->getTemplateInstantiationPattern();
+    text += normalizedTokens(ctx, pattern ? pattern : fd);
+    // Callees of callees, breadth first, bounded.
+    for (size_t i = 0; i < callees.size() && i < 64; ++i) {
+      const FunctionDecl *c = callees[i];
+      const FunctionDecl *cp = c->getTemplateInstantiationPattern();
+      text += "\n" + normalizedTokens(ctx, cp ? cp : c);
+      Kernel scratch;
+      std::vector<const FunctionDecl *> more;
+      scanKernel(ctx, c, scratch, more);
+      for (const FunctionDecl *m : more)
+        if (std::find(callees.begin(), callees.end(), m) == callees.end())
+          callees.push_back(m);
+    }
+    return "k" + hex64(llvm::xxh3_64bits(llvm::StringRef(text)));
+  }
+
+  // --- host side ----------------------------------------------------------
+  void scanHostFunction(const FunctionDecl *fd) {
+    HostFunction hf;
+    hf.name = fd->getQualifiedNameAsString();
+    hf.pos = position(sm, fd->getLocation());
+    walkHost(fd->getBody(), fd, hf, nullptr);
+    if (!hf.events.empty())
+      model.hostFunctions.push_back(std::move(hf));
+  }
+
+  void walkHost(const Stmt *s, const FunctionDecl *fd, HostFunction &hf, const Stmt *loop) {
+    if (!s)
+      return;
+    if (isa<ForStmt>(s) || isa<WhileStmt>(s) || isa<DoStmt>(s) || isa<CXXForRangeStmt>(s)) {
+      for (const Stmt *c : s->children())
+        walkHost(c, fd, hf, loop ? loop : s);
+      return;
+    }
+    if (auto *kc = dyn_cast<CUDAKernelCallExpr>(s)) {
+      // Arguments first: they are evaluated before the launch.
+      for (const Expr *a : kc->arguments())
+        walkHost(a, fd, hf, loop);
+      addLaunch(kc, fd, hf, loop);
+      return;
+    }
+    for (const Stmt *c : s->children())
+      walkHost(c, fd, hf, loop);
+    if (auto *ce = dyn_cast<CallExpr>(s))
+      addHostCall(ce, hf, loop);
+  }
+
+  void addLaunch(const CUDAKernelCallExpr *kc, const FunctionDecl *fd, HostFunction &hf,
+                 const Stmt *loop) {
+    LaunchSite l;
+    l.id = model.launches.size();
+    l.pos = position(sm, kc->getBeginLoc());
+    l.function = fd->getQualifiedNameAsString();
+    if (const FunctionDecl *callee = kc->getDirectCallee()) {
+      l.kernel = callee->getNameAsString();
+      auto it = kernelIndex.find(callee->getCanonicalDecl());
+      if (it != kernelIndex.end())
+        l.kernelIndex = it->second;
+    } else {
+      l.kernel = sourceText(ctx, kc->getCallee());
+    }
+    const CallExpr *cfg = kc->getConfig();
+    auto cfgArg = [&](unsigned i) -> std::string {
+      if (!cfg || i >= cfg->getNumArgs() || isa<CXXDefaultArgExpr>(cfg->getArg(i)))
+        return "";
+      return sourceText(ctx, cfg->getArg(i)->IgnoreUnlessSpelledInSource());
+    };
+    l.grid = cfgArg(0);
+    l.block = cfgArg(1);
+    l.sharedMem = cfgArg(2);
+    l.stream = cfgArg(3);
+    if (cfg && cfg->getNumArgs() >= 2) {
+      l.gridDims = configDims(cfg->getArg(0));
+      l.blockDims = configDims(cfg->getArg(1));
+    }
+    for (const Expr *a : kc->arguments()) {
+      l.args.push_back(sourceText(ctx, a->IgnoreUnlessSpelledInSource()));
+      l.argBuffers.push_back(a->getType()->isPointerType() ? pointerBase(ctx, a) : "");
+    }
+    if (loop) {
+      l.inLoop = true;
+      l.loopPos = position(sm, loop->getBeginLoc());
+    }
+    // The same launch seen twice (e.g. through two instantiations of one
+    // host template at one location) is recorded once per instantiation.
+    HostEvent ev;
+    ev.kind = HostEventKind::Launch;
+    ev.launch = l.id;
+    ev.call = l.kernel;
+    ev.inLoop = l.inLoop;
+    ev.pos = l.pos;
+    hf.events.push_back(ev);
+    model.launches.push_back(std::move(l));
+  }
+
+  void addHostCall(const CallExpr *ce, HostFunction &hf, const Stmt *loop) {
+    const FunctionDecl *callee = ce->getDirectCallee();
+    if (!callee)
+      return;
+    std::string name = callee->getNameAsString();
+    StringRef n(name);
+    if (!n.starts_with("cuda"))
+      return;
+    HostEvent ev;
+    ev.call = name;
+    ev.inLoop = loop != nullptr;
+    ev.pos = position(sm, ce->getBeginLoc());
+    auto base = [&](unsigned i) -> std::string {
+      return i < ce->getNumArgs() ? pointerBase(ctx, ce->getArg(i)) : "";
+    };
+    auto push = [](std::vector<std::string> &v, const std::string &b) {
+      if (!b.empty())
+        v.push_back(b);
+    };
+    if (n == "cudaDeviceSynchronize" || n == "cudaStreamSynchronize" ||
+        n == "cudaEventSynchronize" || n == "cudaThreadSynchronize") {
+      ev.kind = HostEventKind::Sync;
+    } else if (n.starts_with("cudaMemcpy")) {
+      ev.kind = HostEventKind::Memcpy;
+      if (n.starts_with("cudaMemcpyToSymbol")) {
+        push(ev.writes, ce->getNumArgs() ? sourceText(ctx, ce->getArg(0)) : "");
+        push(ev.reads, base(1));
+      } else if (n.starts_with("cudaMemcpyFromSymbol")) {
+        push(ev.writes, base(0));
+        push(ev.reads, ce->getNumArgs() > 1 ? sourceText(ctx, ce->getArg(1)) : "");
+      } else {
+        push(ev.writes, base(0));
+        push(ev.reads, base(n.starts_with("cudaMemcpy2D") ? 2 : 1));
+      }
+    } else if (n.starts_with("cudaMemset")) {
+      ev.kind = HostEventKind::Memset;
+      push(ev.writes, base(0));
+    } else if (n.starts_with("cudaMalloc") || n == "cudaHostAlloc") {
+      ev.kind = HostEventKind::Alloc;
+      push(ev.writes, base(0));
+    } else if (n.starts_with("cudaFree")) {
+      ev.kind = HostEventKind::Free;
+      push(ev.writes, base(0));
+    } else {
+      ev.kind = HostEventKind::Other;
+    }
+    hf.events.push_back(ev);
+  }
+};
+
+class ModelConsumer : public ASTConsumer {
+public:
+  explicit ModelConsumer(ProgramModel &model) : model(model) {}
+  void HandleTranslationUnit(ASTContext &ctx) override {
+    model.mainFile = ctx.getSourceManager()
+                         .getFileEntryRefForID(ctx.getSourceManager().getMainFileID())
+                         ->getName()
+                         .str();
+    ModelBuilder b(ctx, model);
+    b.TraverseDecl(ctx.getTranslationUnitDecl());
+    b.finish();
+  }
+
+private:
+  ProgramModel &model;
+};
+
+class ModelAction : public ASTFrontendAction {
+public:
+  explicit ModelAction(ProgramModel &model) : model(model) {}
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &, StringRef) override {
+    return std::make_unique<ModelConsumer>(model);
+  }
+
+private:
+  ProgramModel &model;
+};
+
+class ModelActionFactory : public tooling::FrontendActionFactory {
+public:
+  explicit ModelActionFactory(ProgramModel &model) : model(model) {}
+  std::unique_ptr<FrontendAction> create() override {
+    return std::make_unique<ModelAction>(model);
+  }
+
+private:
+  ProgramModel &model;
+};
+
+} // namespace
+
+std::vector<std::string>
+cudal1::userArgsFromCompileCommand(const tooling::CompileCommand &cmd) {
+  std::vector<std::string> out;
+  const auto &cl = cmd.CommandLine;
+  std::string fileName = llvm::sys::path::filename(cmd.Filename).str();
+  for (size_t i = 1; i < cl.size(); ++i) {
+    const std::string &a = cl[i];
+    if (a == "-o" || a == "-MF" || a == "-MT" || a == "-MQ") {
+      ++i;
+      continue;
+    }
+    if (a == "-c" || a == "--" || a == cmd.Filename ||
+        (!a.empty() && a[0] != '-' && llvm::sys::path::filename(a) == fileName))
+      continue;
+    out.push_back(a);
+  }
+  return out;
+}
+
+llvm::Expected<ProgramModel> cudal1::buildProgramModel(const std::string &file,
+                                                       const std::vector<std::string> &args) {
+  if (!llvm::sys::fs::exists(file))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "no such file: '%s'",
+                                   file.c_str());
+  if (llvm::sys::fs::is_directory(file))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "'%s' is a directory",
+                                   file.c_str());
+  tooling::FixedCompilationDatabase db(".", args);
+  tooling::ClangTool tool(db, {file});
+  ProgramModel model;
+  ModelActionFactory factory(model);
+  int rc = tool.run(&factory);
+  if (rc != 0)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "'%s' could not be parsed (see the errors above)",
+                                   file.c_str());
+  return model;
+}

@@ -1,0 +1,116 @@
+// cudal1-opt: the standalone source-to-source tool. Flags are parsed here;
+// the work happens in the libraries (docs/cudal1-opt.md).
+#include "cudal1/Analysis/AnalysisReport.h"
+#include "cudal1/Config.h"
+#include "cudal1/Frontend/CompileFlags.h"
+#include "cudal1/Frontend/Frontend.h"
+#include "cudal1/Support/AtomicFile.h"
+
+#include "clang/Tooling/CompilationDatabase.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace llvm;
+
+namespace {
+// Exit codes (docs/cudal1-opt.md).
+enum ExitCode { Ok = 0, InputError = 1, UsageError = 2, NothingToDo = 3 };
+
+cl::OptionCategory category("cudal1-opt options");
+cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.cu>"), cl::cat(category));
+cl::opt<std::string> analyze("analyze", cl::ValueOptional,
+                             cl::desc("Print the kernels, launches and their analysis "
+                                      "(=json, the default, or =text)"),
+                             cl::value_desc("json|text"), cl::cat(category));
+cl::opt<std::string> outputFile("o", cl::desc("Output file (default: standard output)"),
+                                cl::value_desc("file"), cl::init("-"), cl::cat(category));
+cl::opt<std::string> buildPath("p", cl::desc("Build directory with compile_commands.json"),
+                               cl::value_desc("build-dir"), cl::cat(category));
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  // Everything after `--` is the compile command of the input.
+  int split = argc;
+  for (int i = 1; i < argc; ++i)
+    if (StringRef(argv[i]) == "--") {
+      split = i;
+      break;
+    }
+  std::vector<std::string> userArgs(argv + std::min(split + 1, argc), argv + argc);
+  bool haveDashDash = split < argc;
+
+  cl::HideUnrelatedOptions(category);
+  cl::SetVersionPrinter([](raw_ostream &os) {
+    os << "cudal1-opt " << cudal1::config::version << " (LLVM 19, CUDA 13)\n";
+  });
+  if (!cl::ParseCommandLineOptions(split, argv,
+                                   "cudal1-opt: analyse and rewrite CUDA C++ kernels\n\n"
+                                   "  cudal1-opt FILE.cu --analyze[=text] [-o OUT] [-- CLANG-FLAGS]\n"
+                                   "  cudal1-opt FILE.cu --analyze -p BUILD-DIR\n",
+                                   &errs()))
+    return UsageError;
+  if (inputFile.empty()) {
+    WithColor::error(errs(), "cudal1-opt") << "no input file (see --help)\n";
+    return UsageError;
+  }
+  if (!analyze.getNumOccurrences()) {
+    WithColor::error(errs(), "cudal1-opt") << "nothing to do: give --analyze (see --help)\n";
+    return UsageError;
+  }
+  std::string format = analyze.empty() ? "json" : analyze.getValue();
+  if (format != "json" && format != "text") {
+    WithColor::error(errs(), "cudal1-opt")
+        << "--analyze=" << format << ": expected 'json' or 'text'\n";
+    return UsageError;
+  }
+
+  // The compile command: -p BUILD-DIR, else the flags after --, else a
+  // compilation database found above the file, else plain CUDA flags.
+  if (!buildPath.empty() || !haveDashDash) {
+    std::string err;
+    std::unique_ptr<clang::tooling::CompilationDatabase> db =
+        !buildPath.empty()
+            ? clang::tooling::CompilationDatabase::loadFromDirectory(buildPath, err)
+            : clang::tooling::CompilationDatabase::autoDetectFromSource(inputFile, err);
+    if (!db && !buildPath.empty()) {
+      WithColor::error(errs(), "cudal1-opt") << err << "\n";
+      return UsageError;
+    }
+    if (db) {
+      std::vector<clang::tooling::CompileCommand> cmds = db->getCompileCommands(inputFile);
+      if (cmds.empty() && !buildPath.empty()) {
+        WithColor::error(errs(), "cudal1-opt")
+            << "'" << inputFile << "' has no entry in " << buildPath << "/compile_commands.json\n";
+        return UsageError;
+      }
+      if (!cmds.empty()) {
+        std::vector<std::string> fromDb = cudal1::userArgsFromCompileCommand(cmds.front());
+        userArgs.insert(userArgs.begin(), fromDb.begin(), fromDb.end());
+      }
+    }
+  }
+
+  std::vector<std::string> notes;
+  std::vector<std::string> args = cudal1::analysisArgs(userArgs, &notes);
+  for (const std::string &n : notes)
+    WithColor::note(errs(), "cudal1-opt") << n << "\n";
+
+  Expected<cudal1::ProgramModel> model = cudal1::buildProgramModel(inputFile, args);
+  if (!model) {
+    WithColor::error(errs(), "cudal1-opt") << toString(model.takeError()) << "\n";
+    return InputError;
+  }
+  if (model->kernels.empty()) {
+    WithColor::error(errs(), "cudal1-opt")
+        << inputFile << ": no CUDA kernels (__global__ functions) in this translation unit\n";
+    return NothingToDo;
+  }
+  std::string out = format == "json" ? cudal1::analysisJson(*model) : cudal1::analysisText(*model);
+  if (Error e = cudal1::writeFileAtomically(outputFile, out)) {
+    WithColor::error(errs(), "cudal1-opt") << toString(std::move(e)) << "\n";
+    return InputError;
+  }
+  return Ok;
+}
