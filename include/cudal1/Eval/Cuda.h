@@ -1,0 +1,42 @@
+// The GPU-facing entry points of the evaluator, in std types only. Their
+// implementations in lib/Eval/Cuda/ are the only code that calls the driver
+// API and NVRTC.
+#ifndef CUDAL1_EVAL_CUDA_H
+#define CUDAL1_EVAL_CUDA_H
+
+#include "cudal1/Eval/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cudal1::cuda {
+
+/// Name of GPU `ordinal`, or an error when there is no driver or no such GPU.
+Expected<std::string> deviceName(int ordinal);
+
+/// Compiles one self-contained CUDA source with NVRTC into a cubin.
+/// `log` receives NVRTC's log either way.
+Expected<std::vector<uint8_t>>
+compileWithNvrtc(const std::string &source, const std::string &name,
+                 const std::vector<std::string> &options, std::string &log);
+
+/// What a worker process is asked to do (cudal1-eval --worker ...).
+struct WorkerArgs {
+  std::string mode;       ///< "verify" or "time"
+  std::string bundleDir;
+  std::string workDir;    ///< holds ID.cubin; the worker writes its report here
+  std::vector<std::string> ids; ///< verify: one id; time: original first
+  int gpu = 0;
+  double windowSeconds = 2;
+  uint64_t seed = 1;
+};
+
+/// Runs a worker in this process (meant to be a child: a fault kills it).
+/// Writes WORK/ID.verify or WORK/timing.txt; the exit code says whether the
+/// report is complete (0) or the worker stopped on a CUDA error (3).
+int runWorker(const WorkerArgs &args);
+
+} // namespace cudal1::cuda
+
+#endif

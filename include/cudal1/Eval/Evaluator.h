@@ -1,0 +1,53 @@
+// The evaluator: compiles a bundle's variants, verifies each in its own
+// process, times the verified ones against the original in one session and
+// returns the measurements. cudal1-eval and the tuning driver both call it.
+#ifndef CUDAL1_EVAL_EVALUATOR_H
+#define CUDAL1_EVAL_EVALUATOR_H
+
+#include "cudal1/Eval/Bundle.h"
+#include "cudal1/Eval/Error.h"
+#include "cudal1/Eval/Results.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace cudal1 {
+
+struct EvalOptions {
+  int gpu = 0;
+  int jobs = 0;              ///< parallel compiles; 0: all cores
+  double timeBudget = 0;     ///< seconds for the whole evaluation; 0: none
+  double window = 0;         ///< timing window in seconds; 0: automatic
+  double verifyTimeout = 30; ///< per-candidate limit (a hang is killed)
+  std::string workDir;       ///< empty: a fresh directory under $TMPDIR
+  bool keepWork = false;
+  uint64_t seed = 1;
+  /// The cudal1-eval executable that runs workers (--worker ...). Empty:
+  /// $CUDAL1_EVAL, else this process's own executable.
+  std::string workerExecutable;
+  /// Receives one-line progress messages ("compile 3/12", ...).
+  std::function<void(const std::string &)> progress;
+};
+
+/// Evaluates a bundle. An error means the evaluation itself could not run
+/// (bad bundle or capture, no GPU, the original does not compile); faults of
+/// candidates are results, not errors.
+Expected<EvalResults> evaluateBundle(const Bundle &bundle,
+                                     const EvalOptions &options);
+
+/// Computes speedups from per-round samples (exposed for tests): fills
+/// time, speedup, interval, faster, suspicious and side-work of `v`
+/// relative to the original's samples.
+void summarizeTiming(const std::vector<double> &originalT,
+                     const std::vector<double> &originalAll,
+                     const std::vector<double> &t,
+                     const std::vector<double> &all, uint64_t seed,
+                     VariantResult &v);
+
+/// A fixed-width table of the results for people.
+std::string formatSummary(const EvalResults &results);
+
+} // namespace cudal1
+
+#endif

@@ -1,0 +1,49 @@
+// Robust timing statistics: the median of bucket averages and a paired
+// bootstrap confidence interval of a speedup (DESIGN.md, "Faster").
+#ifndef CUDAL1_EVAL_STATS_H
+#define CUDAL1_EVAL_STATS_H
+
+#include <cstdint>
+#include <vector>
+
+namespace cudal1 {
+
+/// Median of the values (the mean of the two middle ones for an even count);
+/// 0 for an empty vector.
+double median(std::vector<double> values);
+
+/// Splits the samples, in order, into numBuckets contiguous buckets of
+/// (almost) equal size and returns each bucket's mean. Fewer buckets when
+/// there are fewer samples than buckets.
+std::vector<double> bucketAverages(const std::vector<double> &samples,
+                                   int numBuckets);
+
+/// The time estimate of one variant: median of its bucket averages. Slow
+/// drifts (clocks, temperature) move whole buckets; a rare outlier moves one
+/// bucket's mean and the median ignores it.
+double medianOfBucketAverages(const std::vector<double> &samples,
+                              int numBuckets);
+
+struct SpeedupEstimate {
+  double speedup = 0; ///< baseline time / candidate time
+  double lo = 0;      ///< lower end of the confidence interval
+  double hi = 0;      ///< upper end
+  int rounds = 0;     ///< paired samples used
+};
+
+/// Speedup of `candidate` over `baseline`, whose samples are paired by round
+/// (both were timed in the same interleaved round). The interval comes from a
+/// paired bootstrap over rounds: each resample draws rounds with replacement,
+/// keeps both timings of a drawn round together, and recomputes the ratio of
+/// medians of bucket averages. Deterministic for a given seed.
+SpeedupEstimate bootstrapSpeedup(const std::vector<double> &baseline,
+                                 const std::vector<double> &candidate,
+                                 int numBuckets = 10, int resamples = 2000,
+                                 uint64_t seed = 1, double confidence = 0.95);
+
+/// True when the interval lies entirely above 1.0.
+inline bool isFaster(const SpeedupEstimate &e) { return e.lo > 1.0; }
+
+} // namespace cudal1
+
+#endif

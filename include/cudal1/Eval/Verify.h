@@ -1,0 +1,80 @@
+// The tolerance rule that decides whether a variant's output is correct
+// (DESIGN.md, "Evaluation"). Pure host code, so CPU tests cover it.
+#ifndef CUDAL1_EVAL_VERIFY_H
+#define CUDAL1_EVAL_VERIFY_H
+
+#include "cudal1/Eval/Error.h"
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace cudal1 {
+
+enum class ElemType { F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, Bytes };
+
+/// A kernel argument's type as the bundle declares it: "f32*" (pointer to
+/// float), "f32*w" (pointer to float that the kernel only writes: poisoned
+/// before each run), "i32" (scalar), "b8" (opaque 8-byte scalar), "b*"
+/// (pointer to bytes compared exactly).
+struct ArgType {
+  ElemType elem = ElemType::Bytes;
+  bool pointer = false;
+  bool writeOnly = false;
+  size_t scalarBytes = 0; ///< for an opaque scalar "bN"
+};
+
+Expected<ArgType> parseArgType(const std::string &text);
+std::string formatArgType(const ArgType &t);
+size_t elemSize(ElemType t);
+bool isFloat(ElemType t);
+
+/// Knobs of the rule. A float element passes when
+///   |v - r| <= k * |o - r| + rel * |r| + abs * max|r|
+/// where r is the double reference, o the original's recorded output and v
+/// the variant's; without a reference, |v - o| <= fbRel(n) * |o| + abs * max|o|
+/// with fbRel(n) = eps * (32 + 4 * sqrt(n)) for reduction length n.
+struct Tolerance {
+  double k = 4;
+  double rel32 = 3.8e-6; ///< 32 float ulps
+  double abs32 = 1e-6;
+  double rel64 = 7e-15;
+  double abs64 = 1e-14;
+  double fastMathScale = 32; ///< rel/abs multiplier (and k * 4) for fast-math
+  int reductionLength = 1;
+};
+
+struct Mismatch {
+  std::string buffer; ///< e.g. "arg 2"
+  size_t index = 0;   ///< element index
+  std::string expected, got, allowed;
+};
+
+struct VerifyResult {
+  bool pass = true;
+  std::string mode; ///< "double-reference" or "fallback (...)"
+  size_t badElements = 0;
+  std::vector<Mismatch> mismatches; ///< the first few
+  std::vector<std::string> notes;   ///< out-of-bounds writes and the like
+};
+
+struct CompareInput {
+  std::string buffer;
+  ElemType elem = ElemType::Bytes;
+  const void *variant = nullptr;   ///< the variant's output
+  const void *original = nullptr;  ///< the original's recorded output
+  const double *reference = nullptr; ///< promoted run, float buffers only
+  size_t count = 0;                ///< elements
+  bool fastMath = false;
+};
+
+/// Compares one buffer and accumulates into `result` (keeps at most
+/// maxMismatches entries but counts all bad elements).
+void compareBuffer(const CompareInput &in, const Tolerance &tol,
+                   VerifyResult &result, size_t maxMismatches = 8);
+
+std::string formatDouble(double v);
+
+} // namespace cudal1
+
+#endif

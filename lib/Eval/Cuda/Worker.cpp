@@ -1,0 +1,808 @@
+// The evaluation workers: replay captured launches of one variant and verify
+// them (verify), or time the original and the verified variants in one
+// interleaved session and re-validate their timed outputs (time). Each runs
+// in a child process of cudal1-eval, so a faulting variant takes down only
+// its worker.
+#include "Driver.h"
+#include "cudal1/Capture/CaptureFile.h"
+#include "cudal1/Eval/Bundle.h"
+#include "cudal1/Eval/Cuda.h"
+#include "cudal1/Eval/Verify.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <sstream>
+
+namespace cudal1::cuda {
+
+namespace {
+
+constexpr size_t kGuardBytes = 4096;   // red zone on each side of a buffer
+constexpr unsigned char kGuardByte = 0xA5;
+constexpr unsigned char kPoisonByte = 0xFF; // NaN for floats, -1 for ints
+constexpr int kWarmups = 3;
+constexpr int kMinRounds = 10;
+constexpr int kMaxRounds = 100000;
+
+#define TRY(expr)                                                              \
+  do {                                                                         \
+    Status _s = (expr);                                                        \
+    if (!_s.ok())                                                              \
+      return _s;                                                               \
+  } while (0)
+
+/// A CUDA failure while running a candidate: kept apart from setup errors
+/// because it is the candidate's result (crash), not ours.
+struct RunError {
+  bool failed = false;
+  std::string text;
+};
+
+struct Context {
+  const DriverApi *api = nullptr;
+  CUdevice dev = 0;
+  CUcontext ctx = nullptr;
+  std::string name;
+  size_t l2Bytes = 0;
+};
+
+Status initContext(int ordinal, Context &c) {
+  Expected<const DriverApi *> d = driver();
+  if (!d.ok())
+    return d.error();
+  c.api = *d;
+  const DriverApi &a = *c.api;
+  TRY(checkCu(a.cuInit(0), "cuInit"));
+  int count = 0;
+  TRY(checkCu(a.cuDeviceGetCount(&count), "cuDeviceGetCount"));
+  if (ordinal < 0 || ordinal >= count)
+    return makeError("no GPU ", ordinal, " (this machine has ", count, ")");
+  TRY(checkCu(a.cuDeviceGet(&c.dev, ordinal), "cuDeviceGet"));
+  char name[256] = {0};
+  TRY(checkCu(a.cuDeviceGetName(name, sizeof name - 1, c.dev),
+              "cuDeviceGetName"));
+  c.name = name;
+  int l2 = 0;
+  TRY(checkCu(a.cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
+                                     c.dev),
+              "cuDeviceGetAttribute(L2)"));
+  c.l2Bytes = size_t(l2);
+  TRY(checkCu(a.cuDevicePrimaryCtxRetain(&c.ctx, c.dev),
+              "cuDevicePrimaryCtxRetain"));
+  TRY(checkCu(a.cuCtxSetCurrent(c.ctx), "cuCtxSetCurrent"));
+  return Status::success();
+}
+
+struct Module {
+  CUmodule mod = nullptr;
+  CUfunction fn = nullptr;
+};
+
+Expected<Module> loadModule(Context &c, const std::string &path,
+                            const std::string &entry) {
+  Expected<std::vector<uint8_t>> image = readWholeFile(path);
+  if (!image.ok())
+    return image.error();
+  Module m;
+  TRY(checkCu(c.api->cuModuleLoadData(&m.mod, image->data()),
+              "cuModuleLoadData"));
+  if (Status s = checkCu(c.api->cuModuleGetFunction(&m.fn, m.mod,
+                                                    entry.c_str()),
+                         "cuModuleGetFunction");
+      !s.ok())
+    return makeError("entry point '", entry, "' not found in the module: ",
+                     s.message());
+  return m;
+}
+
+/// One allocation of a captured launch, on the device.
+struct DevAlloc {
+  CUdeviceptr raw = 0;      // guard | buffer | guard
+  CUdeviceptr work = 0;     // raw + kGuardBytes
+  CUdeviceptr pristine = 0; // contents before the launch
+  CUdeviceptr ref = 0;      // the reference's (promoted) copy
+  size_t size = 0;
+  ElemType elem = ElemType::Bytes;
+  bool writeOnly = true;
+  bool promoted = false; // f32 turned into f64 for the reference
+  std::string name;      // "arg N"
+};
+
+struct LaunchState {
+  const CapturedLaunch *cap = nullptr;
+  std::vector<DevAlloc> allocs;
+  std::vector<std::vector<double>> reference; // per alloc; empty if none
+  bool haveReference = false;
+};
+
+Status checkSignature(const Bundle &b, const CapturedLaunch &l) {
+  if (l.args.size() != b.args.size())
+    return makeError("the bundle declares ", b.args.size(),
+                     " arguments, the capture of ", l.kernelKey, " has ",
+                     l.args.size());
+  for (size_t i = 0; i < l.args.size(); ++i) {
+    const ArgType &t = b.args[i];
+    const CapturedArg &a = l.args[i];
+    if (t.pointer && !a.isPointer) {
+      // A null pointer is recorded as 8 scalar bytes; accept it.
+      if (a.bytes.size() == 8)
+        continue;
+      return makeError("argument ", i, " is a pointer in the bundle but not "
+                                       "in the capture");
+    }
+    if (!t.pointer && a.isPointer)
+      return makeError("argument ", i,
+                       " is a pointer in the capture but not in the bundle");
+    if (!t.pointer) {
+      size_t want = t.elem == ElemType::Bytes ? t.scalarBytes : elemSize(t.elem);
+      if (a.bytes.size() != want)
+        return makeError("argument ", i, " has ", a.bytes.size(),
+                         " bytes in the capture, its type needs ", want);
+    }
+  }
+  return Status::success();
+}
+
+Status setupLaunch(Context &c, const Bundle &b, const CapturedLaunch &cap,
+                   bool withReference, LaunchState &ls) {
+  const DriverApi &a = *c.api;
+  ls.cap = &cap;
+  ls.allocs.resize(cap.allocs.size());
+  std::vector<bool> typed(cap.allocs.size(), false);
+  for (size_t i = 0; i < cap.args.size(); ++i) {
+    if (!cap.args[i].isPointer)
+      continue;
+    DevAlloc &d = ls.allocs[cap.args[i].alloc];
+    const ArgType &t = b.args[i];
+    if (!typed[cap.args[i].alloc]) {
+      d.elem = t.elem;
+      d.name = "arg " + std::to_string(i);
+      typed[cap.args[i].alloc] = true;
+    } else if (d.elem != t.elem) {
+      d.elem = ElemType::Bytes; // differently typed views: compare bytes
+    }
+    d.writeOnly = d.writeOnly && t.writeOnly;
+  }
+  for (size_t i = 0; i < cap.allocs.size(); ++i) {
+    DevAlloc &d = ls.allocs[i];
+    const CapturedAlloc &ca = cap.allocs[i];
+    d.size = ca.size;
+    if (!typed[i])
+      d.writeOnly = false;
+    TRY(checkCu(a.cuMemAlloc(&d.raw, d.size + 2 * kGuardBytes), "cuMemAlloc"));
+    d.work = d.raw + kGuardBytes;
+    TRY(checkCu(a.cuMemAlloc(&d.pristine, std::max<size_t>(d.size, 1)),
+                "cuMemAlloc"));
+    if (d.size)
+      TRY(checkCu(a.cuMemcpyHtoD(d.pristine, ca.before.data(), d.size),
+                  "cuMemcpyHtoD"));
+  }
+  ls.haveReference = withReference;
+  if (withReference) {
+    ls.reference.assign(cap.allocs.size(), {});
+    for (size_t i = 0; i < cap.allocs.size(); ++i) {
+      DevAlloc &d = ls.allocs[i];
+      const CapturedAlloc &ca = cap.allocs[i];
+      d.promoted = d.elem == ElemType::F32;
+      if (d.promoted) {
+        size_t n = d.size / 4;
+        std::vector<double> conv(n);
+        for (size_t k = 0; k < n; ++k) {
+          float f;
+          std::memcpy(&f, ca.before.data() + 4 * k, 4);
+          conv[k] = f;
+        }
+        TRY(checkCu(a.cuMemAlloc(&d.ref, std::max<size_t>(n * 8, 1)),
+                    "cuMemAlloc"));
+        if (n)
+          TRY(checkCu(a.cuMemcpyHtoD(d.ref, conv.data(), n * 8),
+                      "cuMemcpyHtoD"));
+      } else {
+        TRY(checkCu(a.cuMemAlloc(&d.ref, std::max<size_t>(d.size, 1)),
+                    "cuMemAlloc"));
+        if (d.size)
+          TRY(checkCu(a.cuMemcpyHtoD(d.ref, ca.before.data(), d.size),
+                      "cuMemcpyHtoD"));
+      }
+    }
+  }
+  return Status::success();
+}
+
+void freeLaunch(Context &c, LaunchState &ls) {
+  for (DevAlloc &d : ls.allocs) {
+    if (d.raw)
+      c.api->cuMemFree(d.raw);
+    if (d.pristine)
+      c.api->cuMemFree(d.pristine);
+    if (d.ref)
+      c.api->cuMemFree(d.ref);
+  }
+  ls.allocs.clear();
+}
+
+/// Argument storage for cuLaunchKernel.
+struct ArgPack {
+  std::vector<std::vector<uint8_t>> storage;
+  std::vector<void *> pointers;
+  void finish() {
+    for (auto &s : storage)
+      pointers.push_back(s.data());
+  }
+};
+
+ArgPack variantArgs(const Bundle &b, const LaunchState &ls) {
+  ArgPack p;
+  for (size_t i = 0; i < ls.cap->args.size(); ++i) {
+    const CapturedArg &arg = ls.cap->args[i];
+    if (!arg.isPointer) {
+      p.storage.push_back(arg.bytes);
+      continue;
+    }
+    CUdeviceptr v = ls.allocs[arg.alloc].work + arg.offset;
+    std::vector<uint8_t> bytes(sizeof v);
+    std::memcpy(bytes.data(), &v, sizeof v);
+    p.storage.push_back(bytes);
+  }
+  (void)b;
+  p.finish();
+  return p;
+}
+
+ArgPack referenceArgs(const Bundle &b, const LaunchState &ls) {
+  ArgPack p;
+  for (size_t i = 0; i < ls.cap->args.size(); ++i) {
+    const CapturedArg &arg = ls.cap->args[i];
+    if (!arg.isPointer) {
+      if (b.args[i].elem == ElemType::F32 && arg.bytes.size() == 4) {
+        float f;
+        std::memcpy(&f, arg.bytes.data(), 4);
+        double d = f;
+        std::vector<uint8_t> bytes(8);
+        std::memcpy(bytes.data(), &d, 8);
+        p.storage.push_back(bytes);
+      } else {
+        p.storage.push_back(arg.bytes);
+      }
+      continue;
+    }
+    const DevAlloc &d = ls.allocs[arg.alloc];
+    CUdeviceptr v = d.ref + (d.promoted ? arg.offset * 2 : arg.offset);
+    std::vector<uint8_t> bytes(sizeof v);
+    std::memcpy(bytes.data(), &v, sizeof v);
+    p.storage.push_back(bytes);
+  }
+  p.finish();
+  return p;
+}
+
+struct Config {
+  unsigned grid[3], block[3], shared;
+};
+
+Config configFor(const CapturedLaunch &cap, const LaunchOverride &o,
+                 bool doubleShared) {
+  Config c;
+  for (int i = 0; i < 3; ++i) {
+    c.grid[i] = o.hasGrid ? o.grid[i] : cap.grid[i];
+    c.block[i] = o.hasBlock ? o.block[i] : cap.block[i];
+  }
+  c.shared = o.hasShared ? o.sharedBytes
+                         : (doubleShared ? cap.sharedBytes * 2 : cap.sharedBytes);
+  return c;
+}
+
+CUresult launch(Context &c, CUfunction fn, const Config &cfg, ArgPack &args) {
+  if (cfg.shared > 48 * 1024)
+    c.api->cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                              int(cfg.shared));
+  return c.api->cuLaunchKernel(fn, cfg.grid[0], cfg.grid[1], cfg.grid[2],
+                               cfg.block[0], cfg.block[1], cfg.block[2],
+                               cfg.shared, nullptr, args.pointers.data(),
+                               nullptr);
+}
+
+/// Puts every buffer back into its state before the launch (write-only ones
+/// poisoned) and re-arms the red zones. Asynchronous on the legacy stream.
+Status restore(Context &c, LaunchState &ls) {
+  const DriverApi &a = *c.api;
+  for (DevAlloc &d : ls.allocs) {
+    TRY(checkCu(a.cuMemsetD8Async(d.raw, kGuardByte, kGuardBytes, nullptr),
+                "cuMemsetD8Async"));
+    TRY(checkCu(a.cuMemsetD8Async(d.work + d.size, kGuardByte, kGuardBytes,
+                                  nullptr),
+                "cuMemsetD8Async"));
+    if (d.size == 0)
+      continue;
+    if (d.writeOnly)
+      TRY(checkCu(a.cuMemsetD8Async(d.work, kPoisonByte, d.size, nullptr),
+                  "cuMemsetD8Async"));
+    else
+      TRY(checkCu(a.cuMemcpyDtoDAsync(d.work, d.pristine, d.size, nullptr),
+                  "cuMemcpyDtoDAsync"));
+  }
+  return Status::success();
+}
+
+/// Runs the promoted reference once and keeps its float outputs as doubles.
+RunError runReference(Context &c, const Bundle &b, Module &ref,
+                      LaunchState &ls) {
+  RunError err;
+  ArgPack args = referenceArgs(b, ls);
+  Config cfg = configFor(*ls.cap, b.reference.launch, true);
+  CUresult r = launch(c, ref.fn, cfg, args);
+  if (r == CUDA_SUCCESS)
+    r = c.api->cuCtxSynchronize();
+  if (r != CUDA_SUCCESS) {
+    err.failed = true;
+    err.text = "the reference kernel failed: " + checkCu(r, "launch").message();
+    return err;
+  }
+  for (size_t i = 0; i < ls.allocs.size(); ++i) {
+    DevAlloc &d = ls.allocs[i];
+    if (d.elem != ElemType::F32 && d.elem != ElemType::F64)
+      continue;
+    size_t n = d.promoted ? d.size / 4 : d.size / 8;
+    ls.reference[i].resize(n);
+    if (n)
+      r = c.api->cuMemcpyDtoH(ls.reference[i].data(), d.ref, n * 8);
+    if (r != CUDA_SUCCESS) {
+      err.failed = true;
+      err.text = checkCu(r, "reading the reference output").message();
+      return err;
+    }
+  }
+  return err;
+}
+
+/// Reads back every buffer after a run and applies the tolerance rule.
+RunError checkOutputs(Context &c, const Bundle &b, LaunchState &ls,
+                      bool fastMath, const std::string &label,
+                      VerifyResult &vr) {
+  RunError err;
+  for (size_t i = 0; i < ls.allocs.size(); ++i) {
+    DevAlloc &d = ls.allocs[i];
+    std::vector<uint8_t> host(d.size + 2 * kGuardBytes);
+    CUresult r = c.api->cuMemcpyDtoH(host.data(), d.raw, host.size());
+    if (r != CUDA_SUCCESS) {
+      err.failed = true;
+      err.text = checkCu(r, "reading back outputs").message();
+      return err;
+    }
+    size_t before = 0, after = 0;
+    for (size_t k = 0; k < kGuardBytes; ++k) {
+      before += host[k] != kGuardByte;
+      after += host[kGuardBytes + d.size + k] != kGuardByte;
+    }
+    if (before || after) {
+      vr.pass = false;
+      std::ostringstream os;
+      os << label << ": wrote outside the buffer of " << d.name << " ("
+         << before << " bytes changed in the red zone before it, " << after
+         << " after its end)";
+      vr.notes.push_back(os.str());
+    }
+    CompareInput in;
+    in.buffer = label + " " + d.name;
+    in.elem = d.elem;
+    in.variant = host.data() + kGuardBytes;
+    in.original = ls.cap->allocs[i].after.data();
+    in.count = d.size / elemSize(d.elem);
+    in.fastMath = fastMath;
+    if (ls.haveReference && !ls.reference[i].empty())
+      in.reference = ls.reference[i].data();
+    compareBuffer(in, b.tolerance, vr);
+  }
+  return err;
+}
+
+std::string mismatchText(const Mismatch &m) {
+  return m.buffer + " [" + std::to_string(m.index) + "]: expected " +
+         m.expected + ", got " + m.got + ", allowed " + m.allowed;
+}
+
+struct Report {
+  std::vector<std::string> lines;
+  void add(const std::string &head, const std::string &text) {
+    std::string t = text;
+    for (char &ch : t)
+      if (ch == '\n')
+        ch = ' ';
+    lines.push_back(head + " " + t);
+  }
+  Status write(const std::string &path) {
+    std::string text;
+    for (const std::string &l : lines)
+      text += l + "\n";
+    return writeFileAtomically(path, text.data(), text.size());
+  }
+};
+
+Expected<std::vector<const CapturedLaunch *>>
+selectLaunches(const Bundle &b, std::vector<CaptureFile> &files) {
+  for (const std::string &c : b.captures) {
+    Expected<CaptureFile> f = readCaptureFile(b.path(c));
+    if (!f.ok())
+      return f.error();
+    files.push_back(f.take());
+  }
+  std::vector<const CapturedLaunch *> out;
+  for (const CaptureFile &f : files)
+    for (const CapturedLaunch &l : f.launches)
+      if (l.kernelKey == b.kernelKey) {
+        TRY(checkSignature(b, l));
+        out.push_back(&l);
+      }
+  if (out.empty())
+    return makeError("the captures hold no launch of kernel key '",
+                     b.kernelKey, "'");
+  return out;
+}
+
+const VariantSpec *findSpec(const Bundle &b, const std::string &id) {
+  if (id == "original")
+    return &b.original;
+  for (const VariantSpec &v : b.variants)
+    if (v.id == id)
+      return &v;
+  return nullptr;
+}
+
+std::string verifyMode(const Bundle &b) {
+  return b.hasReference ? "double-reference" : "fallback-no-reference";
+}
+
+// --- verify ------------------------------------------------------------
+
+int verifyWorker(const WorkerArgs &w) {
+  Report rep;
+  std::string out = w.workDir + "/" + w.ids.at(0) + ".verify";
+  auto finish = [&](const char *outcome, int code) {
+    rep.lines.insert(rep.lines.begin(), std::string("outcome ") + outcome);
+    Status s = rep.write(out);
+    if (!s.ok())
+      std::fprintf(stderr, "%s\n", s.message().c_str());
+    return code;
+  };
+  auto setupError = [&](const Status &s) {
+    rep.add("detail", "worker setup failed: " + s.message());
+    return finish("setup-error", 2);
+  };
+  Expected<Bundle> b = readBundle(w.bundleDir);
+  if (!b.ok())
+    return setupError(b.error());
+  const VariantSpec *spec = findSpec(*b, w.ids[0]);
+  if (!spec)
+    return setupError(makeError("no variant '", w.ids[0], "' in the bundle"));
+  std::vector<CaptureFile> files;
+  auto launches = selectLaunches(*b, files);
+  if (!launches.ok())
+    return setupError(launches.error());
+  Context c;
+  if (Status s = initContext(w.gpu, c); !s.ok())
+    return setupError(s);
+  rep.add("gpu", c.name);
+  rep.add("mode", verifyMode(*b));
+  Expected<Module> mod = loadModule(c, w.workDir + "/" + spec->id + ".cubin",
+                                    spec->entry);
+  if (!mod.ok()) {
+    rep.add("detail", mod.error().message());
+    return finish("load-error", 0);
+  }
+  Module ref;
+  if (b->hasReference) {
+    Expected<Module> r =
+        loadModule(c, w.workDir + "/reference.cubin", b->reference.entry);
+    if (!r.ok())
+      return setupError(r.error().withContext("reference"));
+    ref = *r;
+  }
+
+  VerifyResult vr;
+  vr.mode = verifyMode(*b);
+  bool wrongFirst = false;
+  for (size_t li = 0; li < launches->size(); ++li) {
+    LaunchState ls;
+    if (Status s = setupLaunch(c, *b, *(*launches)[li], b->hasReference, ls);
+        !s.ok())
+      return setupError(s);
+    if (b->hasReference) {
+      RunError e = runReference(c, *b, ref, ls);
+      if (e.failed)
+        return setupError(Status::error(e.text));
+    }
+    ArgPack args = variantArgs(*b, ls);
+    Config cfg = configFor(*ls.cap, spec->launch, false);
+    // Two runs: a variant must not depend on state left by an earlier one.
+    for (int run = 0; run < 2; ++run) {
+      std::string label =
+          "launch " + std::to_string(li) + " run " + std::to_string(run);
+      CUresult r = CUDA_SUCCESS;
+      if (Status s = restore(c, ls); !s.ok())
+        return setupError(s);
+      r = launch(c, mod->fn, cfg, args);
+      if (r == CUDA_SUCCESS)
+        r = c.api->cuCtxSynchronize();
+      if (r != CUDA_SUCCESS) {
+        rep.add("detail", label + ": " + checkCu(r, "kernel").message());
+        return finish("crash", 3);
+      }
+      bool passBefore = vr.pass;
+      RunError e = checkOutputs(c, *b, ls, spec->fastMath, label, vr);
+      if (e.failed) {
+        rep.add("detail", label + ": " + e.text);
+        return finish("crash", 3);
+      }
+      if (!vr.pass && run == 0)
+        wrongFirst = true;
+      if (passBefore && !vr.pass && run == 1 && !wrongFirst)
+        rep.add("detail", "correct on the first run, wrong on a repeated run "
+                          "of the same inputs: the variant keeps state "
+                          "between launches");
+      if (!vr.pass)
+        break;
+    }
+    freeLaunch(c, ls);
+    if (!vr.pass)
+      break;
+  }
+  for (const std::string &n : vr.notes)
+    rep.add("detail", n);
+  if (!vr.pass)
+    rep.add("detail", std::to_string(vr.badElements) +
+                          " elements outside the tolerance (" + vr.mode + ")");
+  for (const Mismatch &m : vr.mismatches)
+    rep.add("mismatch", mismatchText(m));
+  return finish(vr.pass ? "ok" : "wrong", 0);
+}
+
+// --- time --------------------------------------------------------------
+
+int timingWorker(const WorkerArgs &w) {
+  Report rep;
+  std::string out = w.workDir + "/timing.txt";
+  auto fail = [&](const std::string &text) {
+    rep.add("error", text);
+    Status s = rep.write(out);
+    (void)s;
+    return 2;
+  };
+  Expected<Bundle> b = readBundle(w.bundleDir);
+  if (!b.ok())
+    return fail(b.error().message());
+  std::vector<CaptureFile> files;
+  auto launches = selectLaunches(*b, files);
+  if (!launches.ok())
+    return fail(launches.error().message());
+  Context c;
+  if (Status s = initContext(w.gpu, c); !s.ok())
+    return fail(s.message());
+  const DriverApi &a = *c.api;
+  rep.add("gpu", c.name);
+
+  // 1. Modules of all candidates, the original first.
+  struct Cand {
+    std::string id;
+    const VariantSpec *spec;
+    Module mod;
+    std::vector<double> t, tGuard;
+    bool wrong = false;
+    VerifyResult vr;
+  };
+  std::vector<Cand> cands;
+  for (const std::string &id : w.ids) {
+    const VariantSpec *spec = findSpec(*b, id);
+    if (!spec)
+      return fail("no variant '" + id + "' in the bundle");
+    Expected<Module> m =
+        loadModule(c, w.workDir + "/" + id + ".cubin", spec->entry);
+    if (!m.ok())
+      return fail(id + ": " + m.error().message());
+    cands.push_back({id, spec, *m, {}, {}, false, {}});
+  }
+  Module ref;
+  if (b->hasReference) {
+    Expected<Module> r =
+        loadModule(c, w.workDir + "/reference.cubin", b->reference.entry);
+    if (!r.ok())
+      return fail("reference: " + r.error().message());
+    ref = *r;
+  }
+
+  // 2. Device state of every captured launch, shared by all candidates
+  // (each run restores it first), and the reference outputs.
+  std::vector<LaunchState> states(launches->size());
+  for (size_t li = 0; li < states.size(); ++li) {
+    if (Status s = setupLaunch(c, *b, *(*launches)[li], b->hasReference,
+                               states[li]);
+        !s.ok())
+      return fail(s.message());
+    if (b->hasReference) {
+      RunError e = runReference(c, *b, ref, states[li]);
+      if (e.failed)
+        return fail(e.text);
+    }
+  }
+  std::vector<std::vector<ArgPack>> packs(cands.size());
+  std::vector<std::vector<Config>> cfgs(cands.size());
+  for (size_t ci = 0; ci < cands.size(); ++ci)
+    for (LaunchState &ls : states) {
+      packs[ci].push_back(variantArgs(*b, ls));
+      cfgs[ci].push_back(configFor(*ls.cap, cands[ci].spec->launch, false));
+    }
+
+  // 3. The L2 flush buffer: twice the L2, rewritten before every launch.
+  size_t flushWords = std::max<size_t>(c.l2Bytes * 2, 1 << 20) / 4;
+  CUdeviceptr flush = 0;
+  if (Status s = checkCu(a.cuMemAlloc(&flush, flushWords * 4), "cuMemAlloc");
+      !s.ok())
+    return fail(s.message());
+  CUevent start, stop, stopAll;
+  a.cuEventCreate(&start, CU_EVENT_DEFAULT);
+  a.cuEventCreate(&stop, CU_EVENT_DEFAULT);
+  a.cuEventCreate(&stopAll, CU_EVENT_DEFAULT);
+  unsigned flushValue = 0;
+
+  // One timed execution of candidate ci over all captured launches. The
+  // stop event goes on the legacy stream, which waits for all blocking
+  // streams; stopAll is recorded after a device-wide synchronization, so
+  // work that escaped both (device-side launches, other streams) shows up
+  // as a gap between the two.
+  auto runOnce = [&](size_t ci, bool validate, double &t, double &tg,
+                     std::string &crash) -> bool {
+    t = tg = 0;
+    for (size_t li = 0; li < states.size(); ++li) {
+      LaunchState &ls = states[li];
+      if (Status s = restore(c, ls); !s.ok()) {
+        crash = s.message();
+        return false;
+      }
+      a.cuMemsetD32Async(flush, flushValue++, flushWords, nullptr);
+      a.cuEventRecord(start, nullptr);
+      CUresult r = launch(c, cands[ci].mod.fn, cfgs[ci][li], packs[ci][li]);
+      a.cuEventRecord(stop, nullptr);
+      if (r == CUDA_SUCCESS)
+        r = a.cuCtxSynchronize();
+      if (r == CUDA_SUCCESS) {
+        a.cuEventRecord(stopAll, nullptr);
+        r = a.cuEventSynchronize(stopAll);
+      }
+      float ms = 0, msAll = 0;
+      if (r == CUDA_SUCCESS)
+        r = a.cuEventElapsedTime(&ms, start, stop);
+      if (r == CUDA_SUCCESS)
+        r = a.cuEventElapsedTime(&msAll, start, stopAll);
+      if (r != CUDA_SUCCESS) {
+        crash = checkCu(r, "timed launch").message();
+        return false;
+      }
+      t += ms;
+      tg += msAll;
+      if (validate) {
+        std::string label = "timed launch " + std::to_string(li);
+        RunError e = checkOutputs(c, *b, ls, cands[ci].spec->fastMath, label,
+                                  cands[ci].vr);
+        if (e.failed) {
+          crash = e.text;
+          return false;
+        }
+        if (!cands[ci].vr.pass)
+          cands[ci].wrong = true;
+      }
+    }
+    return true;
+  };
+  auto crashed = [&](size_t ci, const std::string &text) {
+    rep.add("crashed", cands[ci].id + " " + text);
+    Status s = rep.write(out);
+    (void)s;
+    return 3;
+  };
+
+  // 4. Warm-ups, discarded.
+  for (size_t ci = 0; ci < cands.size(); ++ci)
+    for (int k = 0; k < kWarmups; ++k) {
+      double t, tg;
+      std::string crash;
+      if (!runOnce(ci, false, t, tg, crash))
+        return crashed(ci, crash);
+    }
+
+  // 5. Rounds in a fresh random order until the window is spent; one early
+  // round and the last one re-validate the outputs of the timed launches.
+  std::mt19937_64 rng(w.seed);
+  int checkRound = 2 + int(rng() % 5);
+  std::vector<size_t> order(cands.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  auto begin = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         begin)
+        .count();
+  };
+  int rounds = 0;
+  bool last = false;
+  while (!last) {
+    last = rounds + 1 >= kMaxRounds ||
+           (rounds + 1 >= kMinRounds && elapsed() >= w.windowSeconds);
+    bool validate = last || rounds == checkRound;
+    std::shuffle(order.begin(), order.end(), rng);
+    for (size_t ci : order) {
+      double t, tg;
+      std::string crash;
+      if (!runOnce(ci, validate, t, tg, crash))
+        return crashed(ci, crash);
+      cands[ci].t.push_back(t);
+      cands[ci].tGuard.push_back(tg);
+    }
+    ++rounds;
+  }
+
+  // 6. The report: per-round samples (paired by index) and re-validation.
+  rep.add("rounds", std::to_string(rounds));
+  rep.add("window-s", std::to_string(elapsed()));
+  for (Cand &cd : cands) {
+    std::ostringstream ts, gs;
+    char buf[32];
+    for (double v : cd.t) {
+      std::snprintf(buf, sizeof buf, " %.6g", v);
+      ts << buf;
+    }
+    for (double v : cd.tGuard) {
+      std::snprintf(buf, sizeof buf, " %.6g", v);
+      gs << buf;
+    }
+    rep.add("samples", cd.id + ts.str());
+    rep.add("samples-all", cd.id + gs.str());
+    rep.add("revalidate", cd.id + (cd.wrong ? " wrong" : " ok"));
+    for (const std::string &n : cd.vr.notes)
+      rep.add("detail", cd.id + " " + n);
+    for (const Mismatch &m : cd.vr.mismatches)
+      rep.add("mismatch", cd.id + " " + mismatchText(m));
+  }
+  if (Status s = rep.write(out); !s.ok()) {
+    std::fprintf(stderr, "%s\n", s.message().c_str());
+    return 2;
+  }
+  return 0;
+}
+
+} // namespace
+
+Expected<std::string> deviceName(int ordinal) {
+
+  Expected<const DriverApi *> d = driver();
+  if (!d.ok())
+    return d.error();
+  const DriverApi &a = **d;
+  TRY(checkCu(a.cuInit(0), "cuInit"));
+  int count = 0;
+  TRY(checkCu(a.cuDeviceGetCount(&count), "cuDeviceGetCount"));
+  if (ordinal < 0 || ordinal >= count)
+    return makeError("no GPU ", ordinal, " (this machine has ", count, ")");
+  CUdevice dev;
+  TRY(checkCu(a.cuDeviceGet(&dev, ordinal), "cuDeviceGet"));
+  char name[256] = {0};
+  TRY(checkCu(a.cuDeviceGetName(name, sizeof name - 1, dev),
+              "cuDeviceGetName"));
+  return std::string(name);
+}
+
+int runWorker(const WorkerArgs &args) {
+  if (args.ids.empty()) {
+    std::fprintf(stderr, "worker: no variant ids\n");
+    return 2;
+  }
+  if (args.mode == "verify")
+    return verifyWorker(args);
+  if (args.mode == "time")
+    return timingWorker(args);
+  std::fprintf(stderr, "worker: unknown mode '%s'\n", args.mode.c_str());
+  return 2;
+}
+
+} // namespace cudal1::cuda

@@ -1,0 +1,218 @@
+// The tolerance rule: variants are judged against a double-precision run of
+// the original, relative to the original's own error.
+#include "cudal1/Eval/Verify.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+
+namespace cudal1 {
+
+namespace {
+struct TypeName {
+  const char *name;
+  ElemType type;
+};
+const TypeName kTypes[] = {
+    {"f32", ElemType::F32}, {"f64", ElemType::F64}, {"i8", ElemType::I8},
+    {"i16", ElemType::I16}, {"i32", ElemType::I32}, {"i64", ElemType::I64},
+    {"u8", ElemType::U8},   {"u16", ElemType::U16}, {"u32", ElemType::U32},
+    {"u64", ElemType::U64}, {"b", ElemType::Bytes}};
+
+double loadAsDouble(ElemType t, const void *p, size_t i) {
+  switch (t) {
+  case ElemType::F32: {
+    float v;
+    std::memcpy(&v, static_cast<const char *>(p) + 4 * i, 4);
+    return v;
+  }
+  case ElemType::F64: {
+    double v;
+    std::memcpy(&v, static_cast<const char *>(p) + 8 * i, 8);
+    return v;
+  }
+  default:
+    return 0;
+  }
+}
+
+std::string formatInt(ElemType t, const void *p, size_t i) {
+  const char *b = static_cast<const char *>(p);
+  char buf[64];
+  switch (t) {
+  case ElemType::I8: std::snprintf(buf, sizeof buf, "%d", int(int8_t(b[i]))); break;
+  case ElemType::U8:
+  case ElemType::Bytes: std::snprintf(buf, sizeof buf, "0x%02x", unsigned(uint8_t(b[i]))); break;
+  case ElemType::I16: { int16_t v; std::memcpy(&v, b + 2 * i, 2); std::snprintf(buf, sizeof buf, "%d", int(v)); break; }
+  case ElemType::U16: { uint16_t v; std::memcpy(&v, b + 2 * i, 2); std::snprintf(buf, sizeof buf, "%u", unsigned(v)); break; }
+  case ElemType::I32: { int32_t v; std::memcpy(&v, b + 4 * i, 4); std::snprintf(buf, sizeof buf, "%d", v); break; }
+  case ElemType::U32: { uint32_t v; std::memcpy(&v, b + 4 * i, 4); std::snprintf(buf, sizeof buf, "%u", v); break; }
+  case ElemType::I64: { int64_t v; std::memcpy(&v, b + 8 * i, 8); std::snprintf(buf, sizeof buf, "%lld", (long long)v); break; }
+  case ElemType::U64: { uint64_t v; std::memcpy(&v, b + 8 * i, 8); std::snprintf(buf, sizeof buf, "%llu", (unsigned long long)v); break; }
+  default: buf[0] = 0;
+  }
+  return buf;
+}
+
+bool sameClass(double a, double b) {
+  if (std::isnan(a))
+    return std::isnan(b);
+  if (std::isinf(a))
+    return a == b;
+  return std::isfinite(b);
+}
+} // namespace
+
+Expected<ArgType> parseArgType(const std::string &text) {
+  ArgType t;
+  std::string s = text;
+  if (!s.empty() && s.back() == 'w') {
+    if (s.size() < 2 || s[s.size() - 2] != '*')
+      return makeError("argument type '", text, "': 'w' only follows '*'");
+    t.writeOnly = true;
+    s.pop_back();
+  }
+  if (!s.empty() && s.back() == '*') {
+    t.pointer = true;
+    s.pop_back();
+  }
+  if (!t.pointer && s.size() > 1 && s[0] == 'b') {
+    char *end = nullptr;
+    unsigned long n = std::strtoul(s.c_str() + 1, &end, 10);
+    if (*end != 0 || n == 0 || n > 4096)
+      return makeError("argument type '", text, "': bad opaque size");
+    t.elem = ElemType::Bytes;
+    t.scalarBytes = n;
+    return t;
+  }
+  for (const TypeName &tn : kTypes)
+    if (s == tn.name) {
+      t.elem = tn.type;
+      if (t.elem == ElemType::Bytes && !t.pointer)
+        return makeError("argument type '", text,
+                         "': an opaque scalar needs a size, e.g. b16");
+      return t;
+    }
+  return makeError("unknown argument type '", text,
+                   "' (want f32, f64, i8..i64, u8..u64, bN, optionally with "
+                   "* or *w)");
+}
+
+std::string formatArgType(const ArgType &t) {
+  std::string s;
+  if (!t.pointer && t.elem == ElemType::Bytes)
+    s = "b" + std::to_string(t.scalarBytes);
+  else
+    for (const TypeName &tn : kTypes)
+      if (tn.type == t.elem)
+        s = tn.name;
+  if (t.pointer)
+    s += "*";
+  if (t.writeOnly)
+    s += "w";
+  return s;
+}
+
+size_t elemSize(ElemType t) {
+  switch (t) {
+  case ElemType::F64: case ElemType::I64: case ElemType::U64: return 8;
+  case ElemType::F32: case ElemType::I32: case ElemType::U32: return 4;
+  case ElemType::I16: case ElemType::U16: return 2;
+  default: return 1;
+  }
+}
+
+bool isFloat(ElemType t) { return t == ElemType::F32 || t == ElemType::F64; }
+
+std::string formatDouble(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+void compareBuffer(const CompareInput &in, const Tolerance &tol,
+                   VerifyResult &result, size_t maxMismatches) {
+  auto report = [&](size_t i, std::string expected, std::string got,
+                    std::string allowed) {
+    result.pass = false;
+    ++result.badElements;
+    if (result.mismatches.size() < maxMismatches)
+      result.mismatches.push_back(
+          {in.buffer, i, std::move(expected), std::move(got), std::move(allowed)});
+  };
+
+  // 1. Integers and bytes: exact against the original's recorded output.
+  if (!isFloat(in.elem)) {
+    size_t es = elemSize(in.elem);
+    const char *v = static_cast<const char *>(in.variant);
+    const char *o = static_cast<const char *>(in.original);
+    for (size_t i = 0; i < in.count; ++i)
+      if (std::memcmp(v + i * es, o + i * es, es) != 0)
+        report(i, formatInt(in.elem, o, i), formatInt(in.elem, v, i), "exact");
+    return;
+  }
+
+  bool is32 = in.elem == ElemType::F32;
+  double scale = in.fastMath ? tol.fastMathScale : 1.0;
+  double k = in.fastMath ? tol.k * 4 : tol.k;
+  double rel = (is32 ? tol.rel32 : tol.rel64) * scale;
+  double abs = (is32 ? tol.abs32 : tol.abs64) * scale;
+
+  // 2. Float with a double reference.
+  if (in.reference) {
+    double maxRef = 0;
+    for (size_t i = 0; i < in.count; ++i)
+      if (std::isfinite(in.reference[i]))
+        maxRef = std::max(maxRef, std::fabs(in.reference[i]));
+    for (size_t i = 0; i < in.count; ++i) {
+      double r = in.reference[i];
+      double v = loadAsDouble(in.elem, in.variant, i);
+      double o = loadAsDouble(in.elem, in.original, i);
+      if (!std::isfinite(r) || !std::isfinite(v)) {
+        if (!sameClass(r, v))
+          report(i, formatDouble(r) + " (reference)", formatDouble(v),
+                 "same class (finite/NaN/Inf) as the reference");
+        continue;
+      }
+      double errO = std::fabs(o - r);
+      if (!std::isfinite(errO))
+        continue; // the original itself is not finite here: any finite value
+      double allowed = k * errO + rel * std::fabs(r) + abs * maxRef;
+      if (std::fabs(v - r) > allowed)
+        report(i, formatDouble(r) + " (reference)", formatDouble(v),
+               "+-" + formatDouble(allowed));
+    }
+    return;
+  }
+
+  // 3. Float without a reference: against the original, scaled by the
+  // reduction length.
+  double eps = is32 ? 1.1920929e-7 : 2.220446049250313e-16;
+  double fbRel =
+      eps * (32.0 + 4.0 * std::sqrt(double(std::max(1, tol.reductionLength)))) *
+      scale;
+  double maxO = 0;
+  for (size_t i = 0; i < in.count; ++i) {
+    double o = loadAsDouble(in.elem, in.original, i);
+    if (std::isfinite(o))
+      maxO = std::max(maxO, std::fabs(o));
+  }
+  for (size_t i = 0; i < in.count; ++i) {
+    double o = loadAsDouble(in.elem, in.original, i);
+    double v = loadAsDouble(in.elem, in.variant, i);
+    if (!std::isfinite(o) || !std::isfinite(v)) {
+      if (!sameClass(o, v))
+        report(i, formatDouble(o) + " (original)", formatDouble(v),
+               "same class as the original");
+      continue;
+    }
+    double allowed = fbRel * std::fabs(o) + abs * maxO;
+    if (std::fabs(v - o) > allowed)
+      report(i, formatDouble(o) + " (original)", formatDouble(v),
+             "+-" + formatDouble(allowed));
+  }
+}
+
+} // namespace cudal1

@@ -1,0 +1,148 @@
+// cudal1-eval: evaluates a bundle of variants on this machine's GPU and
+// writes a results file. Flags only; the work is in lib/Eval.
+#include "cudal1/Eval/Cuda.h"
+#include "cudal1/Eval/Evaluator.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <unistd.h>
+
+using namespace cudal1;
+
+namespace {
+const char *kUsage =
+    "usage: cudal1-eval BUNDLE [--gpu N] [--jobs J] [--time-budget S]\n"
+    "                   [--window S] [--timeout S] [--seed N] [--keep-work DIR]\n"
+    "                   [-o RESULTS]\n"
+    "       cudal1-eval --probe [--gpu N]   (exit 77 when there is no GPU)\n"
+    "\n"
+    "Compiles the bundle's variants, verifies each against the double-precision\n"
+    "reference in its own process, times the verified ones against the original\n"
+    "and writes RESULTS (default BUNDLE/results.txt). See docs/Evaluator.md.\n"
+    "  --gpu N          GPU ordinal (default 0)\n"
+    "  --jobs J         parallel compiles (default: all cores)\n"
+    "  --time-budget S  seconds for the whole evaluation (default: none)\n"
+    "  --window S       timing window (default: 0.25 s per candidate, 2..30)\n"
+    "  --timeout S      limit per verification worker (default 30)\n";
+
+bool number(const char *s, double &out) {
+  char *end = nullptr;
+  out = std::strtod(s, &end);
+  return *s && *end == 0;
+}
+
+int usageError(const std::string &msg) {
+  std::fprintf(stderr, "cudal1-eval: %s\n(try --help)\n", msg.c_str());
+  return 1;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  EvalOptions opts;
+  cuda::WorkerArgs worker;
+  std::string bundleDir, output;
+  bool probe = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const char *flag) -> const char * {
+      if (i + 1 >= argc) {
+        usageError(std::string(flag) + " needs a value");
+        std::exit(1);
+      }
+      return argv[++i];
+    };
+    auto num = [&](const char *flag) {
+      double d;
+      const char *v = value(flag);
+      if (!number(v, d) || d < 0) {
+        usageError(std::string(flag) + ": '" + v + "' is not a number");
+        std::exit(1);
+      }
+      return d;
+    };
+    if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (a == "--version") {
+      std::printf("cudal1-eval 0.1.0 (bundle format 1, capture format 1, "
+                  "results format 1)\n");
+      return 0;
+    } else if (a == "--probe")
+      probe = true;
+    else if (a == "--gpu")
+      opts.gpu = worker.gpu = int(num("--gpu"));
+    else if (a == "--jobs")
+      opts.jobs = int(num("--jobs"));
+    else if (a == "--time-budget")
+      opts.timeBudget = num("--time-budget");
+    else if (a == "--window")
+      opts.window = worker.windowSeconds = num("--window");
+    else if (a == "--timeout")
+      opts.verifyTimeout = num("--timeout");
+    else if (a == "--seed")
+      opts.seed = worker.seed = uint64_t(num("--seed"));
+    else if (a == "--keep-work")
+      opts.workDir = value("--keep-work"), opts.keepWork = true;
+    else if (a == "-o" || a == "--output")
+      output = value("-o");
+    else if (a == "--worker")
+      worker.mode = value("--worker");
+    else if (a == "--bundle")
+      worker.bundleDir = value("--bundle");
+    else if (a == "--work")
+      worker.workDir = value("--work");
+    else if (a == "--id")
+      worker.ids.push_back(value("--id"));
+    else if (!a.empty() && a[0] == '-')
+      return usageError("unknown option " + a);
+    else if (bundleDir.empty())
+      bundleDir = a;
+    else
+      return usageError("more than one bundle given");
+  }
+  if (!worker.mode.empty())
+    return cuda::runWorker(worker);
+  if (probe) {
+    Expected<std::string> name = cuda::deviceName(opts.gpu);
+    if (!name.ok()) {
+      std::printf("no GPU: %s\n", name.error().message().c_str());
+      return 77;
+    }
+    std::printf("%s\n", name->c_str());
+    return 0;
+  }
+  if (bundleDir.empty())
+    return usageError("no bundle given");
+
+  Expected<Bundle> bundle = readBundle(bundleDir);
+  if (!bundle.ok()) {
+    std::fprintf(stderr, "cudal1-eval: %s\n", bundle.error().message().c_str());
+    return 1;
+  }
+  bool terminal = ::isatty(2);
+  if (terminal)
+    opts.progress = [](const std::string &m) {
+      std::fprintf(stderr, "\r\033[K[cudal1-eval] %s", m.c_str());
+      std::fflush(stderr);
+    };
+  Expected<EvalResults> results = evaluateBundle(*bundle, opts);
+  if (terminal)
+    std::fprintf(stderr, "\r\033[K");
+  if (!results.ok()) {
+    std::fprintf(stderr, "cudal1-eval: %s\n",
+                 results.error().message().c_str());
+    return 2;
+  }
+  if (output.empty())
+    output = bundleDir + "/results.txt";
+  if (Status s = writeResults(output, *results); !s.ok()) {
+    std::fprintf(stderr, "cudal1-eval: %s\n", s.message().c_str());
+    return 2;
+  }
+  std::fputs(formatSummary(*results).c_str(), stdout);
+  std::printf("results: %s (%.1f s on %s)\n", output.c_str(),
+              results->wallSeconds, results->gpu.c_str());
+  return results->results.front().outcome == Outcome::Ok ? 0 : 2;
+}
