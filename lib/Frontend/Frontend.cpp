@@ -150,7 +150,7 @@ private:
       std::string m;
       llvm::raw_string_ostream os(m);
       if (mangler->shouldMangleDeclName(fd))
-        mangler->mangleName(GlobalDecl(fd), os);
+        mangler->mangleName(GlobalDecl(fd, KernelReferenceKind::Kernel), os);
       else
         os << k.name;
       k.mangledName = os.str();
@@ -193,9 +193,17 @@ private:
   }
 
   // --- host side ----------------------------------------------------------
+  /// `ns::run<float, 2>`: instantiations of one template stay apart.
+  std::string hostFunctionName(const FunctionDecl *fd) const {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    fd->getNameForDiagnostic(os, PrintingPolicy(ctx.getLangOpts()), /*Qualified=*/true);
+    return os.str();
+  }
+
   void scanHostFunction(const FunctionDecl *fd) {
     HostFunction hf;
-    hf.name = fd->getQualifiedNameAsString();
+    hf.name = hostFunctionName(fd);
     hf.pos = position(sm, fd->getLocation());
     walkHost(fd->getBody(), fd, hf, nullptr);
     if (!hf.events.empty())
@@ -228,7 +236,7 @@ private:
     LaunchSite l;
     l.id = model.launches.size();
     l.pos = position(sm, kc->getBeginLoc());
-    l.function = fd->getQualifiedNameAsString();
+    l.function = hostFunctionName(fd);
     if (const FunctionDecl *callee = kc->getDirectCallee()) {
       l.kernel = callee->getNameAsString();
       auto it = kernelIndex.find(callee->getCanonicalDecl());

@@ -154,7 +154,9 @@ std::string normalizedTokens(const ASTContext &ctx, const Decl *d) {
 
 namespace {
 
-enum class Mode { Read, Write, ReadWrite, AddrOf, Atomic };
+/// How an lvalue is used. AddrOf: its address escapes into a call (it may be
+/// read and written there); NoAccess: only its address is taken (`&a[i]`).
+enum class Mode { Read, Write, ReadWrite, AddrOf, Atomic, NoAccess };
 
 bool isBarrierName(StringRef n) {
   return n == "__syncthreads" || n == "__syncthreads_count" || n == "__syncthreads_and" ||
@@ -476,6 +478,8 @@ private:
       add(AccessKind::Read, false);
       add(AccessKind::Write, false);
       break;
+    case Mode::NoAccess:
+      break;
     }
   }
 
@@ -644,7 +648,8 @@ private:
       if (uo->isIncrementDecrementOp())
         return walk(uo->getSubExpr(), Mode::ReadWrite);
       if (uo->getOpcode() == UO_AddrOf)
-        return walk(uo->getSubExpr(), mode == Mode::Atomic ? Mode::Atomic : Mode::AddrOf);
+        return walk(uo->getSubExpr(),
+                    mode == Mode::Atomic || mode == Mode::AddrOf ? mode : Mode::NoAccess);
       return walk(uo->getSubExpr(), Mode::Read);
     }
     case Stmt::ConditionalOperatorClass:
@@ -691,9 +696,14 @@ private:
       const Expr *target = ce->getArg(0)->IgnoreParenImpCasts();
       std::string targetName;
       if (auto *uo = dyn_cast<UnaryOperator>(target); uo && uo->getOpcode() == UO_AddrOf) {
-        if (auto *ase = dyn_cast<ArraySubscriptExpr>(uo->getSubExpr()->IgnoreParens()))
+        if (auto *ase = dyn_cast<ArraySubscriptExpr>(uo->getSubExpr()->IgnoreParens())) {
           if (const ParmVarDecl *p = pointerParam(ase->getBase(), off, offNorm))
             targetName = p->getNameAsString();
+          else if (auto *dre = dyn_cast<DeclRefExpr>(ase->getBase()->IgnoreParenImpCasts()))
+            targetName = dre->getDecl()->getNameAsString(); // shared or global memory
+        } else if (auto *dre = dyn_cast<DeclRefExpr>(uo->getSubExpr()->IgnoreParenImpCasts())) {
+          targetName = dre->getDecl()->getNameAsString();
+        }
       } else if (const ParmVarDecl *p = pointerParam(target, off, offNorm)) {
         targetName = p->getNameAsString();
       } else if (auto *dre = dyn_cast<DeclRefExpr>(target->IgnoreParenCasts())) {
