@@ -8,7 +8,8 @@ import lit.formats
 config.name = "cudal1"
 config.test_format = lit.formats.ShTest(True)
 config.suffixes = [".cu", ".test"]
-config.excludes = ["Inputs", "unit", "CMakeLists.txt"]
+# gpu/ and Corpus/ hold ctest-driven programs, not lit tests.
+config.excludes = ["Inputs", "unit", "gpu", "Corpus", "CMakeLists.txt"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.cudal1_obj_root, "test")
 

@@ -75,7 +75,8 @@ int main(int argc, char **argv) {
             ? clang::tooling::CompilationDatabase::loadFromDirectory(buildPath, err)
             : clang::tooling::CompilationDatabase::autoDetectFromSource(inputFile, err);
     if (!db && !buildPath.empty()) {
-      WithColor::error(errs(), "cudal1-opt") << err << "\n";
+      WithColor::error(errs(), "cudal1-opt")
+          << "no compile_commands.json in '" << buildPath << "' (" << err << ")\n";
       return UsageError;
     }
     if (db) {
