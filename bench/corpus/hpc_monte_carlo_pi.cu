@@ -18,7 +18,7 @@ __global__ void countHits(unsigned long long* hits, int threads, int samples) {
 
 int main(int argc, char** argv) {
   int threads = (int)argInt(argc, argv, "threads", 1 << 20, 1 << 12);
-  int samples = (int)argInt(argc, argv, "samples", 512, 16);
+  int samples = (int)argInt(argc, argv, "samples", 1024, 16);
   unsigned long long* hits = deviceAlloc<unsigned long long>(1);
   CHECK(cudaMemset(hits, 0, sizeof(unsigned long long)));
 

@@ -21,7 +21,7 @@ __global__ void argmaxRows(const float* x, int* idx, int rows, int cols) {
 int main(int argc, char** argv) {
   int rows = (int)argInt(argc, argv, "rows", 65536, 1024);
   int cols = (int)argInt(argc, argv, "cols", 1024, 128);
-  int reps = (int)argInt(argc, argv, "reps", 3, 1);
+  int reps = (int)argInt(argc, argv, "reps", 6, 1);
   size_t n = (size_t)rows * cols;
   float* x = deviceAlloc<float>(n);
   int* idx = deviceAlloc<int>(rows);

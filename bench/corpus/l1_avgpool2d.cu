@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   int NC = (int)argInt(argc, argv, "planes", 2048, 16);
   int H = (int)argInt(argc, argv, "height", 128, 32);
   int W = (int)argInt(argc, argv, "width", 128, 32);
-  int reps = (int)argInt(argc, argv, "reps", 10, 1);
+  int reps = (int)argInt(argc, argv, "reps", 30, 1);
   size_t nx = (size_t)NC * H * W, ny = (size_t)NC * (H / 2) * (W / 2);
   float* x = deviceAlloc<float>(nx);
   float* y = deviceAlloc<float>(ny);

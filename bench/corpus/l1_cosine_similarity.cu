@@ -19,7 +19,7 @@ __global__ void cosineRows(const float* a, const float* b, float* out, int rows,
 int main(int argc, char** argv) {
   int rows = (int)argInt(argc, argv, "rows", 65536, 512);
   int cols = (int)argInt(argc, argv, "cols", 512, 64);
-  int reps = (int)argInt(argc, argv, "reps", 3, 1);
+  int reps = (int)argInt(argc, argv, "reps", 6, 1);
   int n = rows * cols;
   float* a = deviceAlloc<float>(n);
   float* b = deviceAlloc<float>(n);

@@ -18,7 +18,7 @@ __global__ void crossEntropyRows(const float* logits, const int* labels, float* 
 int main(int argc, char** argv) {
   int rows = (int)argInt(argc, argv, "rows", 32768, 512);
   int classes = (int)argInt(argc, argv, "classes", 1000, 100);
-  int reps = (int)argInt(argc, argv, "reps", 3, 1);
+  int reps = (int)argInt(argc, argv, "reps", 6, 1);
   size_t n = (size_t)rows * classes;
   float* logits = deviceAlloc<float>(n);
   int* labels = deviceAlloc<int>(rows);

@@ -16,7 +16,7 @@ __global__ void cumsumRows(const double* x, double* y, int rows, int cols) {
 int main(int argc, char** argv) {
   int rows = (int)argInt(argc, argv, "rows", 16384, 256);
   int cols = (int)argInt(argc, argv, "cols", 2048, 128);
-  int reps = (int)argInt(argc, argv, "reps", 2, 1);
+  int reps = (int)argInt(argc, argv, "reps", 4, 1);
   size_t n = (size_t)rows * cols;
   double* x = deviceAlloc<double>(n);
   double* y = deviceAlloc<double>(n);

@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
   int H = (int)argInt(argc, argv, "height", 256, 32);
   int W = (int)argInt(argc, argv, "width", 256, 32);
   int K = (int)argInt(argc, argv, "kernel", 5, 3);
-  int reps = (int)argInt(argc, argv, "reps", 3, 1);
+  int reps = (int)argInt(argc, argv, "reps", 6, 1);
   int Ho = H - K + 1, Wo = W - K + 1;
   size_t nx = (size_t)C * H * W, nw = (size_t)C * K * K, ny = (size_t)C * Ho * Wo;
   double* x = deviceAlloc<double>(nx);

@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
   int vocab = (int)argInt(argc, argv, "vocab", 100000, 1000);
   int dim = (int)argInt(argc, argv, "dim", 512, 64);
   int tokens = (int)argInt(argc, argv, "tokens", 65536, 512);
-  int reps = (int)argInt(argc, argv, "reps", 5, 1);
+  int reps = (int)argInt(argc, argv, "reps", 10, 1);
   float* table = deviceAlloc<float>((size_t)vocab * dim);
   int* ids = deviceAlloc<int>(tokens);
   float* out = deviceAlloc<float>((size_t)tokens * dim);

@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
   int N = (int)argInt(argc, argv, "batch", 64, 2);
   int C = (int)argInt(argc, argv, "channels", 512, 16);
   int HW = (int)argInt(argc, argv, "hw", 1024, 64);
-  int reps = (int)argInt(argc, argv, "reps", 3, 1);
+  int reps = (int)argInt(argc, argv, "reps", 10, 1);
   int NC = N * C;
   size_t nx = (size_t)NC * HW;
   float* x = deviceAlloc<float>(nx);

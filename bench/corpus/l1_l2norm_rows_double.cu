@@ -19,7 +19,7 @@ __global__ void divideRows(const double* x, const double* norms, double* y, int 
 int main(int argc, char** argv) {
   int rows = (int)argInt(argc, argv, "rows", 16384, 256);
   int cols = (int)argInt(argc, argv, "cols", 1024, 128);
-  int reps = (int)argInt(argc, argv, "reps", 3, 1);
+  int reps = (int)argInt(argc, argv, "reps", 8, 1);
   int n = rows * cols;
   double* x = deviceAlloc<double>(n);
   double* y = deviceAlloc<double>(n);

@@ -36,7 +36,7 @@ __global__ void logSoftmax(const double* x, double* y, int cols) {
 int main(int argc, char** argv) {
   int rows = (int)argInt(argc, argv, "rows", 16384, 256);
   int cols = (int)argInt(argc, argv, "cols", 2048, 256);
-  int reps = (int)argInt(argc, argv, "reps", 5, 1);
+  int reps = (int)argInt(argc, argv, "reps", 10, 1);
   size_t n = (size_t)rows * cols;
   double* x = deviceAlloc<double>(n);
   double* y = deviceAlloc<double>(n);

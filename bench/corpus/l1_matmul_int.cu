@@ -12,7 +12,7 @@ __global__ void imatmul(const int* A, const int* B, int* C, int n) {
 }
 
 int main(int argc, char** argv) {
-  int n = (int)argInt(argc, argv, "n", 1536, 128);
+  int n = (int)argInt(argc, argv, "n", 2048, 128);
   size_t nn = (size_t)n * n;
   int* A = deviceAlloc<int>(nn);
   int* B = deviceAlloc<int>(nn);

@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   int C = (int)argInt(argc, argv, "channels", 64, 8);
   int H = (int)argInt(argc, argv, "height", 64, 16);
   int W = (int)argInt(argc, argv, "width", 64, 16);
-  int reps = (int)argInt(argc, argv, "reps", 10, 1);
+  int reps = (int)argInt(argc, argv, "reps", 20, 1);
   int n = N * C * H * W;
   int* in = deviceAlloc<int>(n);
   int* out = deviceAlloc<int>(n);

@@ -26,7 +26,7 @@ __global__ void rmsNorm(const float* x, const float* weight, float* y, int cols,
 int main(int argc, char** argv) {
   int rows = (int)argInt(argc, argv, "rows", 16384, 256);
   int cols = (int)argInt(argc, argv, "cols", 4096, 256);
-  int reps = (int)argInt(argc, argv, "reps", 5, 1);
+  int reps = (int)argInt(argc, argv, "reps", 10, 1);
   int n = rows * cols;
   float* x = deviceAlloc<float>(n);
   float* y = deviceAlloc<float>(n);

@@ -13,7 +13,7 @@ __global__ void rowSum(const float* x, float* out, int rows, int cols) {
 int main(int argc, char** argv) {
   int rows = (int)argInt(argc, argv, "rows", 32768, 512);
   int cols = (int)argInt(argc, argv, "cols", 2048, 128);
-  int reps = (int)argInt(argc, argv, "reps", 3, 1);
+  int reps = (int)argInt(argc, argv, "reps", 6, 1);
   int n = rows * cols;
   float* x = deviceAlloc<float>(n);
   float* out = deviceAlloc<float>(rows);

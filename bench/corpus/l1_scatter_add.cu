@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
   int n = (int)argInt(argc, argv, "n", 262144, 4096);
   int dim = (int)argInt(argc, argv, "dim", 128, 32);
   int targets = (int)argInt(argc, argv, "targets", 16384, 512);
-  int reps = (int)argInt(argc, argv, "reps", 5, 1);
+  int reps = (int)argInt(argc, argv, "reps", 12, 1);
   float* src = deviceAlloc<float>((size_t)n * dim);
   int* idx = deviceAlloc<int>(n);
   float* out = deviceAlloc<float>((size_t)targets * dim);

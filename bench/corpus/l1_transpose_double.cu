@@ -11,7 +11,7 @@ __global__ void transposeD(const double* in, double* out, int rows, int cols) {
 int main(int argc, char** argv) {
   int rows = (int)argInt(argc, argv, "rows", 4096, 256);
   int cols = (int)argInt(argc, argv, "cols", 8192, 256);
-  int reps = (int)argInt(argc, argv, "reps", 5, 1);
+  int reps = (int)argInt(argc, argv, "reps", 10, 1);
   size_t n = (size_t)rows * cols;
   double* in = deviceAlloc<double>(n);
   double* out = deviceAlloc<double>(n);

@@ -21,7 +21,7 @@ __global__ void dropoutAdd(const float* y, const unsigned char* mask, const floa
 int main(int argc, char** argv) {
   int rows = (int)argInt(argc, argv, "rows", 16384, 256);
   int cols = (int)argInt(argc, argv, "cols", 1024, 128);
-  int reps = (int)argInt(argc, argv, "reps", 5, 1);
+  int reps = (int)argInt(argc, argv, "reps", 10, 1);
   int n = rows * cols;
   float p = 0.1f;
   float* x = deviceAlloc<float>(n);

@@ -38,7 +38,7 @@ __global__ void relu(const float* x, float* y, int n) {
 }
 
 int main(int argc, char** argv) {
-  int B = (int)argInt(argc, argv, "batch", 8, 1);
+  int B = (int)argInt(argc, argv, "batch", 16, 1);
   int Cin = (int)argInt(argc, argv, "cin", 32, 4);
   int Cout = (int)argInt(argc, argv, "cout", 64, 4);
   int H = (int)argInt(argc, argv, "height", 128, 16);

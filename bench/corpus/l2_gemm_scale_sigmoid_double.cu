@@ -23,8 +23,8 @@ __global__ void sigmoid(const double* in, double* out, int n) {
 }
 
 int main(int argc, char** argv) {
-  int M = (int)argInt(argc, argv, "m", 1024, 128);
-  int N = (int)argInt(argc, argv, "n", 1024, 128);
+  int M = (int)argInt(argc, argv, "m", 2048, 128);
+  int N = (int)argInt(argc, argv, "n", 2048, 128);
   int K = (int)argInt(argc, argv, "k", 1024, 64);
   double* A = deviceAlloc<double>((size_t)M * K);
   double* B = deviceAlloc<double>((size_t)K * N);

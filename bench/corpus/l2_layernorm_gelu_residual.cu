@@ -36,7 +36,7 @@ __global__ void residual(const double* x, const double* y, double* z, int n) {
 int main(int argc, char** argv) {
   int rows = (int)argInt(argc, argv, "rows", 16384, 256);
   int cols = (int)argInt(argc, argv, "cols", 1024, 128);
-  int reps = (int)argInt(argc, argv, "reps", 2, 1);
+  int reps = (int)argInt(argc, argv, "reps", 4, 1);
   int n = rows * cols;
   double* x = deviceAlloc<double>(n);
   double* y = deviceAlloc<double>(n);

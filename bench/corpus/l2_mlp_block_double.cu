@@ -23,7 +23,7 @@ __global__ void tanhK(double* C, int n) {
 }
 
 int main(int argc, char** argv) {
-  int M = (int)argInt(argc, argv, "batch", 2048, 64);
+  int M = (int)argInt(argc, argv, "batch", 4096, 64);
   int D = (int)argInt(argc, argv, "in", 512, 64);
   int Hd = (int)argInt(argc, argv, "hidden", 1024, 64);
   int O = (int)argInt(argc, argv, "out", 256, 32);
