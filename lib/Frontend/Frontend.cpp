@@ -213,7 +213,14 @@ private:
   void walkHost(const Stmt *s, const FunctionDecl *fd, HostFunction &hf, const Stmt *loop) {
     if (!s)
       return;
-    if (isa<ForStmt>(s) || isa<WhileStmt>(s) || isa<DoStmt>(s) || isa<CXXForRangeStmt>(s)) {
+    // `do { ... } while (0)` (error-checking macros) is not a loop.
+    bool onceOnly = false;
+    if (auto *ds = dyn_cast<DoStmt>(s)) {
+      bool value = true;
+      onceOnly = ds->getCond()->EvaluateAsBooleanCondition(value, ctx) && !value;
+    }
+    if (!onceOnly &&
+        (isa<ForStmt>(s) || isa<WhileStmt>(s) || isa<DoStmt>(s) || isa<CXXForRangeStmt>(s))) {
       for (const Stmt *c : s->children())
         walkHost(c, fd, hf, loop ? loop : s);
       return;
@@ -285,7 +292,9 @@ private:
       return;
     std::string name = callee->getNameAsString();
     StringRef n(name);
-    if (!n.starts_with("cuda"))
+    // Error queries change nothing on the device.
+    if (!n.starts_with("cuda") || n.starts_with("cudaGetError") || n == "cudaGetLastError" ||
+        n == "cudaPeekAtLastError")
       return;
     HostEvent ev;
     ev.call = name;
