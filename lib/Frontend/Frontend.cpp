@@ -2,6 +2,7 @@
 // KernelScanner), launch sites, and each host function's ordered launches,
 // synchronizations and copies.
 #include "cudal1/Frontend/Frontend.h"
+#include "cudal1/Frontend/ParsedUnit.h"
 #include "KernelScanner.h"
 
 #include "clang/AST/ASTConsumer.h"
@@ -10,12 +11,14 @@
 #include "clang/AST/Mangle.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/StmtCXX.h"
+#include "clang/Frontend/ASTUnit.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendAction.h"
 #include "clang/Tooling/CompilationDatabase.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/xxhash.h"
@@ -86,11 +89,18 @@ std::string hex64(uint64_t v) {
   return buf;
 }
 
+/// Where the model's entries live in the AST (for ParsedUnit).
+struct ModelIndex {
+  std::vector<const FunctionDecl *> kernels;
+  std::vector<const CUDAKernelCallExpr *> launches;
+  std::vector<std::vector<const Stmt *>> loops;
+};
+
 class ModelBuilder : public RecursiveASTVisitor<ModelBuilder> {
 public:
-  ModelBuilder(ASTContext &ctx, ProgramModel &model)
+  ModelBuilder(ASTContext &ctx, ProgramModel &model, ModelIndex *index)
       : ctx(ctx), sm(ctx.getSourceManager()), model(model),
-        mangler(ctx.createMangleContext()) {}
+        mangler(ctx.createMangleContext()), index(index) {}
 
   bool shouldVisitTemplateInstantiations() const { return true; }
 
@@ -138,6 +148,7 @@ private:
   SourceManager &sm;
   ProgramModel &model;
   std::unique_ptr<MangleContext> mangler;
+  ModelIndex *index;
   llvm::DenseMap<const FunctionDecl *, int> kernelIndex;
   std::vector<const FunctionDecl *> hostFunctions;
 
@@ -164,8 +175,13 @@ private:
     k.pos = position(sm, fd->getLocation());
     k.fromHeader = sm.getFileID(sm.getFileLoc(fd->getLocation())) != sm.getMainFileID();
     std::vector<const FunctionDecl *> callees;
-    scanKernel(ctx, fd, k, callees);
+    std::vector<const Stmt *> loopStmts;
+    scanKernel(ctx, fd, k, callees, &loopStmts);
     k.key = kernelKey(fd, k, callees);
+    if (index) {
+      index->kernels.push_back(fd);
+      index->loops.push_back(std::move(loopStmts));
+    }
     kernelIndex[fd->getCanonicalDecl()] = model.kernels.size();
     model.kernels.push_back(std::move(k));
   }
@@ -284,6 +300,8 @@ private:
     ev.pos = l.pos;
     hf.events.push_back(ev);
     model.launches.push_back(std::move(l));
+    if (index)
+      index->launches.push_back(kc);
   }
 
   void addHostCall(const CallExpr *ce, HostFunction &hf, const Stmt *loop) {
@@ -338,45 +356,6 @@ private:
   }
 };
 
-class ModelConsumer : public ASTConsumer {
-public:
-  explicit ModelConsumer(ProgramModel &model) : model(model) {}
-  void HandleTranslationUnit(ASTContext &ctx) override {
-    model.mainFile = ctx.getSourceManager()
-                         .getFileEntryRefForID(ctx.getSourceManager().getMainFileID())
-                         ->getName()
-                         .str();
-    ModelBuilder b(ctx, model);
-    b.TraverseDecl(ctx.getTranslationUnitDecl());
-    b.finish();
-  }
-
-private:
-  ProgramModel &model;
-};
-
-class ModelAction : public ASTFrontendAction {
-public:
-  explicit ModelAction(ProgramModel &model) : model(model) {}
-  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &, StringRef) override {
-    return std::make_unique<ModelConsumer>(model);
-  }
-
-private:
-  ProgramModel &model;
-};
-
-class ModelActionFactory : public tooling::FrontendActionFactory {
-public:
-  explicit ModelActionFactory(ProgramModel &model) : model(model) {}
-  std::unique_ptr<FrontendAction> create() override {
-    return std::make_unique<ModelAction>(model);
-  }
-
-private:
-  ProgramModel &model;
-};
-
 } // namespace
 
 std::vector<std::string>
@@ -398,6 +377,42 @@ cudal1::userArgsFromCompileCommand(const tooling::CompileCommand &cmd) {
   return out;
 }
 
+namespace cudal1 {
+/// Fills a ParsedUnit (a friend) from its AST.
+class ParsedUnitBuilder {
+public:
+  static void build(ParsedUnit &u) {
+    ASTContext &ctx = u.unit->getASTContext();
+    u.programModel.mainFile =
+        ctx.getSourceManager().getFileEntryRefForID(ctx.getSourceManager().getMainFileID())->getName().str();
+    ModelIndex index;
+    ModelBuilder b(ctx, u.programModel, &index);
+    b.TraverseDecl(ctx.getTranslationUnitDecl());
+    b.finish();
+    u.kernels = std::move(index.kernels);
+    u.launches = std::move(index.launches);
+    u.loops = std::move(index.loops);
+  }
+};
+} // namespace cudal1
+
+ParsedUnit::~ParsedUnit() = default;
+ASTContext &ParsedUnit::ast() { return unit->getASTContext(); }
+
+llvm::Expected<std::unique_ptr<ParsedUnit>>
+ParsedUnit::parse(const std::string &file, const std::string &code,
+                  const std::vector<std::string> &args) {
+  std::unique_ptr<ParsedUnit> u(new ParsedUnit());
+  u->source = code;
+  u->unit = tooling::buildASTFromCodeWithArgs(code, args, file, "cudal1");
+  if (!u->unit || u->unit->getDiagnostics().hasErrorOccurred())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "'%s' could not be parsed (see the errors above)",
+                                   file.c_str());
+  ParsedUnitBuilder::build(*u);
+  return std::move(u);
+}
+
 llvm::Expected<ProgramModel> cudal1::buildProgramModel(const std::string &file,
                                                        const std::vector<std::string> &args) {
   if (!llvm::sys::fs::exists(file))
@@ -406,14 +421,12 @@ llvm::Expected<ProgramModel> cudal1::buildProgramModel(const std::string &file,
   if (llvm::sys::fs::is_directory(file))
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "'%s' is a directory",
                                    file.c_str());
-  tooling::FixedCompilationDatabase db(".", args);
-  tooling::ClangTool tool(db, {file});
-  ProgramModel model;
-  ModelActionFactory factory(model);
-  int rc = tool.run(&factory);
-  if (rc != 0)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "'%s' could not be parsed (see the errors above)",
-                                   file.c_str());
-  return model;
+  auto buf = llvm::MemoryBuffer::getFile(file);
+  if (!buf)
+    return llvm::createStringError(buf.getError(), "cannot read '%s': %s", file.c_str(),
+                                   buf.getError().message().c_str());
+  auto unit = ParsedUnit::parse(file, (*buf)->getBuffer().str(), args);
+  if (!unit)
+    return unit.takeError();
+  return (*unit)->model();
 }

@@ -176,8 +176,9 @@ bool isMathName(StringRef n) {
 class Scanner {
 public:
   Scanner(ASTContext &ctx, const FunctionDecl *fd, Kernel &k,
-          std::vector<const FunctionDecl *> &callees)
-      : ctx(ctx), sm(ctx.getSourceManager()), fd(fd), k(k), callees(callees) {}
+          std::vector<const FunctionDecl *> &callees, std::vector<const Stmt *> *loopStmts)
+      : ctx(ctx), sm(ctx.getSourceManager()), fd(fd), k(k), callees(callees),
+        loopStmts(loopStmts) {}
 
   void run() {
     for (unsigned i = 0; i < fd->getNumParams(); ++i) {
@@ -206,6 +207,7 @@ private:
   const FunctionDecl *fd;
   Kernel &k;
   std::vector<const FunctionDecl *> &callees;
+  std::vector<const Stmt *> *loopStmts;
 
   llvm::DenseMap<const ParmVarDecl *, unsigned> paramIndex;
   llvm::DenseMap<const VarDecl *, unsigned> mutations;
@@ -424,6 +426,8 @@ private:
     if (cond)
       lp.cond = sourceText(ctx, cond);
     k.loops.push_back(lp);
+    if (loopStmts)
+      loopStmts->push_back(s);
     auto *fs = dyn_cast<ForStmt>(s);
     if (fs) {
       walk(fs->getInit(), Mode::Read);
@@ -754,8 +758,9 @@ private:
 } // namespace
 
 void scanKernel(ASTContext &ctx, const FunctionDecl *fd, Kernel &k,
-                std::vector<const FunctionDecl *> &deviceCallees) {
-  Scanner(ctx, fd, k, deviceCallees).run();
+                std::vector<const FunctionDecl *> &deviceCallees,
+                std::vector<const Stmt *> *loopStmts) {
+  Scanner(ctx, fd, k, deviceCallees, loopStmts).run();
 }
 
 } // namespace cudal1::frontend

@@ -24,8 +24,10 @@ std::string normalizedTokens(const clang::ASTContext &ctx, const clang::Decl *d)
 
 /// Fills `k` from the body of `fd`; `deviceCallees` receives the device
 /// functions it calls (for the kernel key).
+/// `loopStmts`, when given, receives the statement of each loop (by id).
 void scanKernel(clang::ASTContext &ctx, const clang::FunctionDecl *fd, Kernel &k,
-                std::vector<const clang::FunctionDecl *> &deviceCallees);
+                std::vector<const clang::FunctionDecl *> &deviceCallees,
+                std::vector<const clang::Stmt *> *loopStmts = nullptr);
 
 } // namespace cudal1::frontend
 

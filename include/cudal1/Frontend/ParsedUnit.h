@@ -1,0 +1,55 @@
+// A parsed translation unit whose Clang AST stays alive, with its
+// ProgramModel and the AST nodes behind the model's entries: what the
+// rewrite passes work on.
+#ifndef CUDAL1_FRONTEND_PARSEDUNIT_H
+#define CUDAL1_FRONTEND_PARSEDUNIT_H
+
+#include "cudal1/Frontend/ProgramModel.h"
+
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace clang {
+class ASTContext;
+class ASTUnit;
+class CUDAKernelCallExpr;
+class FunctionDecl;
+class Stmt;
+} // namespace clang
+
+namespace cudal1 {
+
+class ParsedUnit {
+public:
+  /// Parses `code` as the contents of `file` (includes resolve next to
+  /// `file`) with clang arguments from analysisArgs(). Clang's diagnostics
+  /// go to stderr; a unit with errors is an error.
+  static llvm::Expected<std::unique_ptr<ParsedUnit>>
+  parse(const std::string &file, const std::string &code, const std::vector<std::string> &args);
+  ~ParsedUnit();
+
+  const ProgramModel &model() const { return programModel; }
+  clang::ASTContext &ast();
+  const std::string &code() const { return source; }
+
+  const clang::FunctionDecl *kernelDecl(unsigned kernel) const { return kernels[kernel]; }
+  const clang::CUDAKernelCallExpr *launchExpr(unsigned launch) const { return launches[launch]; }
+  const clang::Stmt *loopStmt(unsigned kernel, unsigned loop) const { return loops[kernel][loop]; }
+
+private:
+  ParsedUnit() = default;
+  std::unique_ptr<clang::ASTUnit> unit;
+  std::string source;
+  ProgramModel programModel;
+  std::vector<const clang::FunctionDecl *> kernels;
+  std::vector<const clang::CUDAKernelCallExpr *> launches;
+  std::vector<std::vector<const clang::Stmt *>> loops;
+  friend class ParsedUnitBuilder;
+};
+
+} // namespace cudal1
+
+#endif
