@@ -353,3 +353,55 @@ Stride cudal1::strideAlong(AffineExpr e, unsigned dim, const IndexSpace &space) 
   s.text = space.print(simplified);
   return s;
 }
+
+std::optional<int64_t> cudal1::globalCoefficient(AffineExpr e, unsigned d, IndexSpace &space) {
+  auto ct = coefficientOf(e, IndexSpace::ThreadX + d, space);
+  auto cb = coefficientOf(e, IndexSpace::BlockX + d, space);
+  if (!ct || !cb)
+    return std::nullopt;
+  AffineExpr t = mlir::simplifyAffineExpr(*ct, space.numDims(), space.numSymbols());
+  auto c = llvm::dyn_cast<mlir::AffineConstantExpr>(t);
+  if (!c)
+    return std::nullopt;
+  static const char *blockDim[] = {"blockDim.x", "blockDim.y", "blockDim.z"};
+  AffineExpr expected = *space.parse(blockDim[d]) * c.getValue();
+  if (!sameFunction(*cb, expected, space))
+    return std::nullopt;
+  return c.getValue();
+}
+
+bool cudal1::dependsOnGlobalIdsOnly(AffineExpr e, IndexSpace &space) {
+  static const char *blockDim[] = {"blockDim.x", "blockDim.y", "blockDim.z"};
+  unsigned bdPos[3];
+  for (unsigned d = 0; d < 3; ++d) {
+    auto bd = space.parse(blockDim[d]); // registers the symbol if it is new
+    bdPos[d] = llvm::cast<mlir::AffineSymbolExpr>(*bd).getPosition();
+  }
+  std::mt19937_64 rng(0xb10c);
+  std::uniform_int_distribution<int64_t> small(1, 64), any(1, 997);
+  for (int trial = 0; trial < 8; ++trial) {
+    std::vector<int64_t> dv(space.numDims()), sv(space.numSymbols());
+    for (auto &v : dv)
+      v = any(rng);
+    for (auto &v : sv)
+      v = any(rng);
+    std::vector<int64_t> dv2 = dv, sv2 = sv;
+    for (unsigned d = 0; d < 3; ++d) {
+      int64_t bd = small(rng), b = small(rng) - 1, t = small(rng) % bd;
+      int64_t g = b * bd + t;
+      int64_t bd2 = small(rng);
+      if (bd2 == bd)
+        bd2 = bd + 1;
+      dv[IndexSpace::ThreadX + d] = t;
+      dv[IndexSpace::BlockX + d] = b;
+      sv[bdPos[d]] = bd;
+      dv2[IndexSpace::ThreadX + d] = g % bd2;
+      dv2[IndexSpace::BlockX + d] = g / bd2;
+      sv2[bdPos[d]] = bd2;
+    }
+    auto x = evaluate(e, dv, sv), y = evaluate(e, dv2, sv2);
+    if (!x || !y || *x != *y)
+      return false;
+  }
+  return true;
+}

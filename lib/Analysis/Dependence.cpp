@@ -85,25 +85,6 @@ std::optional<SymbolicForm> flattenInvariant(AffineExpr e, const IndexSpace &spa
   return f;
 }
 
-/// The coefficient c with e = c · g_d + (terms not in dimension d), where
-/// g_d = blockIdx.d * blockDim.d + threadIdx.d; nullopt when e uses
-/// threadIdx.d and blockIdx.d in another combination.
-std::optional<int64_t> globalCoefficient(AffineExpr e, unsigned d, IndexSpace &space) {
-  auto ct = coefficientOf(e, IndexSpace::ThreadX + d, space);
-  auto cb = coefficientOf(e, IndexSpace::BlockX + d, space);
-  if (!ct || !cb)
-    return std::nullopt;
-  AffineExpr t = mlir::simplifyAffineExpr(*ct, space.numDims(), space.numSymbols());
-  auto c = llvm::dyn_cast<mlir::AffineConstantExpr>(t);
-  if (!c)
-    return std::nullopt;
-  static const char *blockDim[] = {"blockDim.x", "blockDim.y", "blockDim.z"};
-  AffineExpr expected = *space.parse(blockDim[d]) * c.getValue();
-  if (!sameFunction(*cb, expected, space))
-    return std::nullopt;
-  return c.getValue();
-}
-
 LinearAccess linearize(const AccessInstance &in, mlir::MLIRContext &ctx) {
   LinearAccess la;
   la.dims = in.launchDims == 0 ? 3 : in.launchDims;

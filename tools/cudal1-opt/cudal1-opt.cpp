@@ -4,18 +4,22 @@
 #include "cudal1/Config.h"
 #include "cudal1/Frontend/CompileFlags.h"
 #include "cudal1/Frontend/Frontend.h"
+#include "cudal1/Rewrite/PlanDriver.h"
 #include "cudal1/Support/AtomicFile.h"
 
 #include "clang/Tooling/CompilationDatabase.h"
+
+#include <optional>
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/WithColor.h"
 
 using namespace llvm;
 
 namespace {
 // Exit codes (docs/cudal1-opt.md).
-enum ExitCode { Ok = 0, InputError = 1, UsageError = 2, NothingToDo = 3 };
+enum ExitCode { Ok = 0, InputError = 1, UsageError = 2, NothingToDo = 3, PlanRefused = 4 };
 
 cl::OptionCategory category("cudal1-opt options");
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.cu>"), cl::cat(category));
@@ -23,6 +27,13 @@ cl::opt<std::string> analyze("analyze", cl::ValueOptional,
                              cl::desc("Print the kernels, launches and their analysis "
                                       "(=json, the default, or =text)"),
                              cl::value_desc("json|text"), cl::cat(category));
+cl::opt<std::string> listTransformsOpt(
+    "list-transforms", cl::ValueOptional,
+    cl::desc("List, per kernel and launch site, the legal transforms and their parameters "
+             "(=text, the default, or =json)"),
+    cl::value_desc("text|json"), cl::cat(category));
+cl::opt<std::string> planText("plan", cl::desc("Apply a plan, e.g. '@k: unroll(loop=0, factor=4)'"),
+                              cl::value_desc("plan"), cl::cat(category));
 cl::opt<std::string> outputFile("o", cl::desc("Output file (default: standard output)"),
                                 cl::value_desc("file"), cl::init("-"), cl::cat(category));
 cl::opt<std::string> buildPath("p", cl::desc("Build directory with compile_commands.json"),
@@ -48,6 +59,8 @@ int main(int argc, char **argv) {
   if (!cl::ParseCommandLineOptions(split, argv,
                                    "cudal1-opt: analyse and rewrite CUDA C++ kernels\n\n"
                                    "  cudal1-opt FILE.cu --analyze[=text] [-o OUT] [-- CLANG-FLAGS]\n"
+                                   "  cudal1-opt FILE.cu --list-transforms[=json]\n"
+                                   "  cudal1-opt FILE.cu --plan 'PLAN' -o OUT.cu\n"
                                    "  cudal1-opt FILE.cu --analyze -p BUILD-DIR\n",
                                    &errs()))
     return UsageError;
@@ -55,15 +68,35 @@ int main(int argc, char **argv) {
     WithColor::error(errs(), "cudal1-opt") << "no input file (see --help)\n";
     return UsageError;
   }
-  if (!analyze.getNumOccurrences()) {
-    WithColor::error(errs(), "cudal1-opt") << "nothing to do: give --analyze (see --help)\n";
+  int modes = (analyze.getNumOccurrences() > 0) + (listTransformsOpt.getNumOccurrences() > 0) +
+              (planText.getNumOccurrences() > 0);
+  if (modes == 0) {
+    WithColor::error(errs(), "cudal1-opt")
+        << "nothing to do: give --analyze, --list-transforms or --plan (see --help)\n";
     return UsageError;
   }
-  std::string format = analyze.empty() ? "json" : analyze.getValue();
+  if (modes > 1) {
+    WithColor::error(errs(), "cudal1-opt")
+        << "--analyze, --list-transforms and --plan are exclusive\n";
+    return UsageError;
+  }
+  std::string format = analyze.getNumOccurrences()
+                           ? (analyze.empty() ? "json" : analyze.getValue())
+                           : (listTransformsOpt.empty() ? "text" : listTransformsOpt.getValue());
   if (format != "json" && format != "text") {
     WithColor::error(errs(), "cudal1-opt")
-        << "--analyze=" << format << ": expected 'json' or 'text'\n";
+        << (analyze.getNumOccurrences() ? "--analyze=" : "--list-transforms=") << format
+        << ": expected 'json' or 'text'\n";
     return UsageError;
+  }
+  std::optional<cudal1::Plan> plan;
+  if (planText.getNumOccurrences()) {
+    Expected<cudal1::Plan> p = cudal1::parsePlan(planText);
+    if (!p) {
+      errs() << toString(p.takeError()) << "\n  " << planText << "\n";
+      return UsageError;
+    }
+    plan = std::move(*p);
   }
 
   // The compile command: -p BUILD-DIR, else the flags after --, else a
@@ -108,7 +141,26 @@ int main(int argc, char **argv) {
         << inputFile << ": no CUDA kernels (__global__ functions) in this translation unit\n";
     return NothingToDo;
   }
-  std::string out = format == "json" ? cudal1::analysisJson(*model) : cudal1::analysisText(*model);
+  std::string out;
+  if (analyze.getNumOccurrences()) {
+    out = format == "json" ? cudal1::analysisJson(*model) : cudal1::analysisText(*model);
+  } else {
+    auto buf = MemoryBuffer::getFile(inputFile);
+    if (!buf) {
+      WithColor::error(errs(), "cudal1-opt") << inputFile << ": " << buf.getError().message() << "\n";
+      return InputError;
+    }
+    cudal1::RewriteInput in{inputFile, (*buf)->getBuffer().str(), args};
+    Expected<std::string> result = plan ? cudal1::applyPlan(in, *plan)
+                                        : cudal1::listTransforms(in, format == "json");
+    if (!result) {
+      errs() << toString(result.takeError()) << "\n";
+      if (plan)
+        errs() << "  " << planText << "\n";
+      return plan ? PlanRefused : InputError;
+    }
+    out = std::move(*result);
+  }
   if (Error e = cudal1::writeFileAtomically(outputFile, out)) {
     WithColor::error(errs(), "cudal1-opt") << toString(std::move(e)) << "\n";
     return InputError;

@@ -79,6 +79,18 @@ std::optional<int64_t> evaluate(mlir::AffineExpr e, llvm::ArrayRef<int64_t> dimV
 /// points (symbolic coefficients are products that MLIR does not reorder).
 bool sameFunction(mlir::AffineExpr a, mlir::AffineExpr b, const IndexSpace &space);
 
+/// The constant c with e = c * g_d + (terms free of thread dimension d),
+/// where g_d = blockIdx.d * blockDim.d + threadIdx.d is the global thread id;
+/// nullopt when e uses threadIdx.d and blockIdx.d in another combination
+/// (then e depends on the block shape, not only on the global id).
+std::optional<int64_t> globalCoefficient(mlir::AffineExpr e, unsigned d, IndexSpace &space);
+
+/// Whether `e` depends on threadIdx.d, blockIdx.d and blockDim.d only through
+/// the global id blockIdx.d * blockDim.d + threadIdx.d (for every d): two
+/// decompositions of the same global ids into blocks give the same value.
+/// Tested at random points, so it also sees through / and %.
+bool dependsOnGlobalIdsOnly(mlir::AffineExpr e, IndexSpace &space);
+
 /// A stride: an integer, a symbolic expression, or unknown.
 struct Stride {
   enum class Kind { Constant, Symbolic, Unknown } kind = Kind::Unknown;

@@ -1,0 +1,54 @@
+// Plans: what to do to a translation unit, as data (DESIGN.md). A plan is an
+// ordered list of transform steps with named parameters, each scoped to a
+// kernel (@name) or a launch site (@#id). Text form (docs/Plans.md):
+//   @transpose: coalesce; launch-config(block=32x8); @#2: unroll(loop=0, factor=4)
+#ifndef CUDAL1_REWRITE_PLAN_H
+#define CUDAL1_REWRITE_PLAN_H
+
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cudal1 {
+
+/// Which part of the translation unit a step applies to.
+struct PlanScope {
+  std::string kernel; ///< @name; "" when unscoped or scoped to a launch
+  int launch = -1;    ///< @#id
+  bool empty() const { return kernel.empty() && launch < 0; }
+  bool operator==(const PlanScope &o) const { return kernel == o.kernel && launch == o.launch; }
+};
+
+struct PlanStep {
+  PlanScope scope;
+  std::string transform;
+  std::vector<std::pair<std::string, std::string>> params; ///< in the order written
+  unsigned column = 0; ///< 1-based position in the plan text (for diagnostics)
+
+  std::optional<std::string> param(const std::string &name) const;
+  bool operator==(const PlanStep &o) const {
+    return scope == o.scope && transform == o.transform && params == o.params;
+  }
+};
+
+struct Plan {
+  std::vector<PlanStep> steps;
+  bool operator==(const Plan &o) const { return steps == o.steps; }
+};
+
+/// Parses plan text; errors read "plan:1:COL: error: ..." .
+llvm::Expected<Plan> parsePlan(const std::string &text);
+
+/// The canonical text: scopes printed only where they change, steps joined
+/// by "; ". parsePlan(printPlan(p)) == p.
+std::string printPlan(const Plan &plan);
+
+/// "32x8" → {32, 8}; nullopt unless 1 to 3 positive integers.
+std::optional<std::vector<unsigned>> parseDims(const std::string &text);
+
+} // namespace cudal1
+
+#endif

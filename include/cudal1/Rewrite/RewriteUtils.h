@@ -1,0 +1,49 @@
+// Small AST and text helpers that several passes share.
+#ifndef CUDAL1_REWRITE_REWRITEUTILS_H
+#define CUDAL1_REWRITE_REWRITEUTILS_H
+
+#include "cudal1/Rewrite/Transform.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace clang {
+class ASTContext;
+class Expr;
+class Stmt;
+class FunctionDecl;
+} // namespace clang
+
+namespace cudal1 {
+
+/// The source text of a statement or expression as written (file locations).
+std::string spelled(clang::ASTContext &ctx, const clang::Stmt *s);
+
+/// The spelled-in-source grid (0) or block (1) argument of a launch.
+const clang::Expr *launchConfigArg(TransformContext &ctx, unsigned launch, unsigned which);
+
+/// The number of threads per block of a launch when it is a compile-time
+/// constant (an integer, dim3(a, b, c) or a dim3 variable initialised with
+/// constants), else nullopt.
+std::optional<unsigned> constantBlockSize(TransformContext &ctx, unsigned launch);
+
+/// Names of calls in a kernel body (direct callees), for legality checks.
+std::vector<std::string> calleeNames(const clang::FunctionDecl *fd);
+
+/// Whether the kernel uses warp-level intrinsics (shuffles, votes,
+/// __activemask, __syncwarp, ...), which tie it to its thread layout.
+bool usesWarpIntrinsics(const clang::FunctionDecl *fd);
+
+/// The definition to edit for a kernel: the template pattern of an instantiation.
+const clang::FunctionDecl *editableDecl(const clang::FunctionDecl *fd);
+
+/// "" when every access and guard of the kernel depends on thread and block
+/// indices only through global ids (blockIdx.d * blockDim.d + threadIdx.d),
+/// so remapping threads to blocks does not change what a global thread does;
+/// otherwise the reason.
+std::string dependsOnlyOnGlobalIds(TransformContext &ctx, unsigned kernel);
+
+} // namespace cudal1
+
+#endif

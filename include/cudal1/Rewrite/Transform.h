@@ -1,0 +1,88 @@
+// The interface of a rewrite pass (passes/), the context it works in, and
+// the registry that passes/AllPasses.cpp fills.
+#ifndef CUDAL1_REWRITE_TRANSFORM_H
+#define CUDAL1_REWRITE_TRANSFORM_H
+
+#include "cudal1/Analysis/KernelAnalysis.h"
+#include "cudal1/Frontend/ParsedUnit.h"
+#include "cudal1/Rewrite/Plan.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace clang {
+class Rewriter;
+}
+namespace mlir {
+class MLIRContext;
+}
+
+namespace cudal1 {
+
+/// Where one application of a transform lands: a kernel, and for
+/// launch-level transforms one of its launch sites.
+struct Target {
+  unsigned kernel = 0;
+  int launch = -1;
+};
+
+/// What a pass sees: the parsed unit, the analyses, and the one Rewriter the
+/// driver owns (edits go through it only).
+class TransformContext {
+public:
+  TransformContext(ParsedUnit &unit, clang::Rewriter &rewriter, mlir::MLIRContext &mlir);
+  ParsedUnit &unit;
+  clang::Rewriter &rewriter;
+  mlir::MLIRContext &mlir;
+
+  const ProgramModel &model() const { return unit.model(); }
+  const KernelAnalysis &analysis(unsigned kernel);
+  /// Launch ids of a kernel's launch sites.
+  std::vector<unsigned> launchesOf(unsigned kernel) const;
+  /// Inserts `text` once per `key` before the definition of `kernel` (for
+  /// helper functions a rewrite calls).
+  void insertHelperBefore(unsigned kernel, const std::string &key, const std::string &text);
+
+private:
+  std::vector<std::unique_ptr<KernelAnalysis>> analyses;
+  std::vector<std::string> helpersInserted;
+};
+
+/// One parameter's values, as offered by --list-transforms.
+struct ParamSpace {
+  std::string name;
+  std::vector<std::string> values;
+};
+
+class Transform {
+public:
+  enum class Level { Kernel, Launch };
+  virtual ~Transform();
+  /// The kebab-case name used in plans.
+  virtual llvm::StringRef name() const = 0;
+  virtual llvm::StringRef summary() const = 0;
+  virtual Level level() const { return Level::Kernel; }
+  /// Plans with this step are verified with the looser fast-math tolerance.
+  virtual bool fastMath() const { return false; }
+  /// Why the transform cannot apply at this target ("" when it can).
+  virtual std::string legality(TransformContext &ctx, Target t) const = 0;
+  /// The parameter values that make sense at a legal target.
+  virtual std::vector<ParamSpace> space(TransformContext &ctx, Target t) const = 0;
+  /// Why these parameters do not fit this target ("" when they do).
+  virtual std::string checkParams(TransformContext &ctx, Target t, const PlanStep &step) const;
+  /// Edits through ctx.rewriter. Only called after legality and checkParams passed.
+  virtual llvm::Error apply(TransformContext &ctx, Target t, const PlanStep &step) const = 0;
+};
+
+/// All registered passes, in alphabetical order (defined in passes/AllPasses.cpp;
+/// findTransform lives with the plan driver, which links the passes).
+const std::vector<std::unique_ptr<Transform>> &allTransforms();
+const Transform *findTransform(llvm::StringRef name);
+
+} // namespace cudal1
+
+#endif

@@ -1,0 +1,262 @@
+// Applying a plan step by step on the evolving source, and listing legal
+// transforms. Each step re-parses the current text, so every legality check
+// sees the code as the earlier steps left it.
+#include "cudal1/Rewrite/PlanDriver.h"
+#include "cudal1/Frontend/ParsedUnit.h"
+#include "cudal1/Rewrite/Transform.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Rewrite/Core/Rewriter.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <set>
+
+using namespace cudal1;
+
+namespace {
+
+llvm::Error stepError(const PlanStep &s, unsigned index, const std::string &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "plan:1:%u: error: step %u (%s): %s", s.column, index + 1,
+                                 s.transform.c_str(), msg.c_str());
+}
+
+/// Kernels that share one definition (instantiations of one template) are
+/// rewritten once; this is the representative of each.
+std::vector<unsigned> distinctKernels(const ProgramModel &m, const std::string &name) {
+  std::vector<unsigned> out;
+  std::set<std::string> seen;
+  for (unsigned k = 0; k < m.kernels.size(); ++k) {
+    if (!name.empty() && m.kernels[k].name != name)
+      continue;
+    if (seen.insert(m.kernels[k].pos.str()).second)
+      out.push_back(k);
+  }
+  return out;
+}
+
+/// All kernels defined at the same place as kernel k (its siblings).
+std::vector<unsigned> sameDefinition(const ProgramModel &m, unsigned k) {
+  std::vector<unsigned> out;
+  for (unsigned i = 0; i < m.kernels.size(); ++i)
+    if (m.kernels[i].pos.str() == m.kernels[k].pos.str())
+      out.push_back(i);
+  return out;
+}
+
+/// The targets of a step. Kernel-level steps check legality on every
+/// instantiation of a template but edit it once.
+llvm::Expected<std::vector<Target>> resolve(const ProgramModel &m, const Transform &t,
+                                            const PlanStep &s, unsigned index) {
+  std::vector<Target> out;
+  bool launchLevel = t.level() == Transform::Level::Launch;
+  if (s.scope.launch >= 0) {
+    if (size_t(s.scope.launch) >= m.launches.size())
+      return stepError(s, index, "there is no launch site #" + std::to_string(s.scope.launch));
+    const LaunchSite &l = m.launches[s.scope.launch];
+    if (l.kernelIndex < 0)
+      return stepError(s, index, "launch site #" + std::to_string(l.id) + " has no known kernel");
+    out.push_back({unsigned(l.kernelIndex), launchLevel ? int(l.id) : -1});
+    return out;
+  }
+  std::vector<unsigned> kernels = distinctKernels(m, s.scope.kernel);
+  if (kernels.empty())
+    return stepError(s, index, "there is no kernel named '" + s.scope.kernel + "'");
+  if (s.scope.kernel.empty() && kernels.size() > 1)
+    return stepError(s, index,
+                     "the file has several kernels: scope the step with @kernel or @#launch");
+  for (unsigned k : kernels) {
+    if (!launchLevel) {
+      out.push_back({k, -1});
+      continue;
+    }
+    for (unsigned sib : sameDefinition(m, k))
+      for (const LaunchSite &l : m.launches)
+        if (l.kernelIndex == int(sib))
+          out.push_back({sib, int(l.id)});
+  }
+  if (out.empty())
+    return stepError(s, index, "kernel '" + s.scope.kernel + "' has no launch site in this file");
+  return out;
+}
+
+std::string targetName(const ProgramModel &m, Target t) {
+  if (t.launch >= 0)
+    return "launch site #" + std::to_string(t.launch) + " (" + m.launches[t.launch].pos.str() + ")";
+  return "kernel '" + m.kernels[t.kernel].name + "'";
+}
+
+} // namespace
+
+const Transform *cudal1::findTransform(llvm::StringRef name) {
+  for (const auto &t : allTransforms())
+    if (t->name() == name)
+      return t.get();
+  return nullptr;
+}
+
+bool cudal1::planNeedsFastMath(const Plan &plan) {
+  return std::any_of(plan.steps.begin(), plan.steps.end(), [](const PlanStep &s) {
+    const Transform *t = findTransform(s.transform);
+    return t && t->fastMath();
+  });
+}
+
+llvm::Expected<std::string> cudal1::applyPlan(const RewriteInput &in, const Plan &plan) {
+  std::string text = in.code;
+  mlir::MLIRContext mlir;
+  for (unsigned i = 0; i < plan.steps.size(); ++i) {
+    const PlanStep &step = plan.steps[i];
+    const Transform *t = findTransform(step.transform);
+    if (!t)
+      return stepError(step, i, "unknown transform (see --list-transforms)");
+    auto unit = ParsedUnit::parse(in.file, text, in.args);
+    if (!unit)
+      return stepError(step, i, "the source before this step does not parse: " +
+                                    llvm::toString(unit.takeError()));
+    const ProgramModel &m = (*unit)->model();
+    auto targets = resolve(m, *t, step, i);
+    if (!targets)
+      return targets.takeError();
+    clang::SourceManager &sm = (*unit)->ast().getSourceManager();
+    clang::Rewriter rewriter(sm, (*unit)->ast().getLangOpts());
+    TransformContext ctx(**unit, rewriter, mlir);
+    // 1. Every target must be legal, with these parameters, before any edit.
+    for (Target tg : *targets) {
+      std::vector<unsigned> check = {tg.kernel};
+      if (tg.launch < 0)
+        check = sameDefinition(m, tg.kernel);
+      for (unsigned k : check) {
+        Target c{k, tg.launch};
+        if (std::string why = t->legality(ctx, c); !why.empty())
+          return stepError(step, i, "not legal at " + targetName(m, c) + ": " + why);
+        if (std::string why = t->checkParams(ctx, c, step); !why.empty())
+          return stepError(step, i, why + " at " + targetName(m, c));
+      }
+    }
+    // 2. Edit.
+    for (Target tg : *targets)
+      if (llvm::Error e = t->apply(ctx, tg, step))
+        return stepError(step, i, llvm::toString(std::move(e)));
+    // 3. Only the main file may change.
+    for (auto it = rewriter.buffer_begin(); it != rewriter.buffer_end(); ++it)
+      if (it->first != sm.getMainFileID())
+        return stepError(step, i,
+                         "the rewrite would change " +
+                             sm.getFileEntryRefForID(it->first)->getName().str() +
+                             " (a header); cudal1 rewrites only the file it is given");
+    if (const clang::RewriteBuffer *buf = rewriter.getRewriteBufferFor(sm.getMainFileID()))
+      text = std::string(buf->begin(), buf->end());
+  }
+  return "/* cudal1-opt plan: " + printPlan(plan) + " */ " + text;
+}
+
+llvm::Expected<std::string> cudal1::listTransforms(const RewriteInput &in, bool json) {
+  auto unit = ParsedUnit::parse(in.file, in.code, in.args);
+  if (!unit)
+    return unit.takeError();
+  const ProgramModel &m = (*unit)->model();
+  mlir::MLIRContext mlir;
+  clang::Rewriter rewriter((*unit)->ast().getSourceManager(), (*unit)->ast().getLangOpts());
+  TransformContext ctx(**unit, rewriter, mlir);
+
+  auto describe = [&](Target tg, Transform::Level level) {
+    llvm::json::Array arr;
+    for (const auto &t : allTransforms()) {
+      if (t->level() != level)
+        continue;
+      std::string why = t->legality(ctx, tg);
+      llvm::json::Object o{{"name", t->name().str()}, {"legal", why.empty()}};
+      if (why.empty()) {
+        llvm::json::Array params;
+        for (const ParamSpace &p : t->space(ctx, tg)) {
+          llvm::json::Array values;
+          for (const std::string &v : p.values)
+            values.push_back(v);
+          params.push_back(llvm::json::Object{{"name", p.name}, {"values", std::move(values)}});
+        }
+        o["params"] = std::move(params);
+        if (t->fastMath())
+          o["fast_math"] = true;
+      } else {
+        o["reason"] = why;
+      }
+      arr.push_back(std::move(o));
+    }
+    return arr;
+  };
+
+  llvm::json::Array kernels, launches;
+  for (unsigned k : distinctKernels(m, "")) {
+    kernels.push_back(llvm::json::Object{{"name", m.kernels[k].name},
+                                         {"key", m.kernels[k].key},
+                                         {"location", m.kernels[k].pos.str()},
+                                         {"transforms", describe({k, -1}, Transform::Level::Kernel)}});
+  }
+  for (const LaunchSite &l : m.launches) {
+    if (l.kernelIndex < 0)
+      continue;
+    launches.push_back(llvm::json::Object{
+        {"id", l.id},
+        {"kernel", l.kernel},
+        {"location", l.pos.str()},
+        {"transforms", describe({unsigned(l.kernelIndex), int(l.id)}, Transform::Level::Launch)}});
+  }
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  if (json) {
+    llvm::json::Object root{{"schema", "cudal1-transforms"},
+                            {"version", 1},
+                            {"file", m.mainFile},
+                            {"kernels", std::move(kernels)},
+                            {"launches", std::move(launches)}};
+    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
+    return os.str();
+  }
+  auto printList = [&](const llvm::json::Array &ts) {
+    for (const llvm::json::Value &v : ts) {
+      const llvm::json::Object &o = *v.getAsObject();
+      std::string name = o.getString("name")->str();
+      if (*o.getBoolean("legal")) {
+        os << "  " << name;
+        const llvm::json::Array *params = o.getArray("params");
+        if (params && !params->empty()) {
+          os << "(";
+          bool first = true;
+          for (const llvm::json::Value &p : *params) {
+            const llvm::json::Object &po = *p.getAsObject();
+            os << (first ? "" : ", ") << po.getString("name")->str() << "=";
+            bool fv = true;
+            for (const llvm::json::Value &val : *po.getArray("values")) {
+              os << (fv ? "" : "|") << val.getAsString()->str();
+              fv = false;
+            }
+            first = false;
+          }
+          os << ")";
+        }
+        os << (o.getBoolean("fast_math") ? "  [fast-math]" : "") << "\n";
+      } else {
+        os << "  - " << name << ": " << o.getString("reason")->str() << "\n";
+      }
+    }
+  };
+  for (const llvm::json::Value &k : kernels) {
+    const llvm::json::Object &o = *k.getAsObject();
+    os << "kernel " << o.getString("name")->str() << "  " << o.getString("location")->str()
+       << "\n";
+    printList(*o.getArray("transforms"));
+  }
+  for (const llvm::json::Value &l : launches) {
+    const llvm::json::Object &o = *l.getAsObject();
+    os << "launch #" << *o.getInteger("id") << " " << o.getString("kernel")->str() << "  "
+       << o.getString("location")->str() << "\n";
+    printList(*o.getArray("transforms"));
+  }
+  return os.str();
+}

@@ -1,0 +1,118 @@
+// Helpers shared by the passes.
+#include "cudal1/Rewrite/RewriteUtils.h"
+#include "cudal1/Analysis/AffineIndex.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Lex/Lexer.h"
+
+using namespace clang;
+using namespace cudal1;
+
+std::string cudal1::spelled(ASTContext &ctx, const Stmt *s) {
+  const SourceManager &sm = ctx.getSourceManager();
+  CharSourceRange r = Lexer::makeFileCharRange(CharSourceRange::getTokenRange(s->getSourceRange()),
+                                               sm, ctx.getLangOpts());
+  return r.isValid() ? Lexer::getSourceText(r, sm, ctx.getLangOpts()).str() : "";
+}
+
+const Expr *cudal1::launchConfigArg(TransformContext &ctx, unsigned launch, unsigned which) {
+  const CUDAKernelCallExpr *kc = ctx.unit.launchExpr(launch);
+  const CallExpr *cfg = kc->getConfig();
+  if (!cfg || which >= cfg->getNumArgs())
+    return nullptr;
+  return cfg->getArg(which);
+}
+
+std::optional<unsigned> cudal1::constantBlockSize(TransformContext &ctx, unsigned launch) {
+  const Expr *e = launchConfigArg(ctx, launch, 1);
+  if (!e)
+    return std::nullopt;
+  ASTContext &ast = ctx.unit.ast();
+  auto evalArgs = [&](const Expr *init) -> std::optional<unsigned> {
+    init = init->IgnoreUnlessSpelledInSource();
+    Expr::EvalResult r;
+    if (init->getType()->isIntegerType()) {
+      if (init->EvaluateAsInt(r, ast))
+        return unsigned(r.Val.getInt().getZExtValue());
+      return std::nullopt;
+    }
+    if (auto *ce = dyn_cast<CXXConstructExpr>(init)) {
+      unsigned prod = 1;
+      for (const Expr *a : ce->arguments()) {
+        if (!a->EvaluateAsInt(r, ast))
+          return std::nullopt;
+        prod *= unsigned(r.Val.getInt().getZExtValue());
+      }
+      return prod;
+    }
+    return std::nullopt;
+  };
+  const Expr *s = e->IgnoreUnlessSpelledInSource();
+  if (auto *dre = dyn_cast<DeclRefExpr>(s))
+    if (auto *vd = dyn_cast<VarDecl>(dre->getDecl());
+        vd && vd->hasInit() && !vd->getType()->isIntegerType())
+      return evalArgs(vd->getInit());
+  return evalArgs(s);
+}
+
+namespace {
+class CallCollector : public RecursiveASTVisitor<CallCollector> {
+public:
+  std::vector<std::string> names;
+  bool VisitCallExpr(CallExpr *ce) {
+    if (const FunctionDecl *f = ce->getDirectCallee())
+      names.push_back(f->getNameAsString());
+    return true;
+  }
+};
+} // namespace
+
+std::vector<std::string> cudal1::calleeNames(const FunctionDecl *fd) {
+  CallCollector c;
+  c.TraverseStmt(const_cast<Stmt *>(fd->getBody()));
+  return c.names;
+}
+
+bool cudal1::usesWarpIntrinsics(const FunctionDecl *fd) {
+  for (const std::string &n : calleeNames(fd)) {
+    llvm::StringRef s(n);
+    if (s.starts_with("__shfl") || s.starts_with("__ballot") || s.starts_with("__any") ||
+        s.starts_with("__all") || s == "__activemask" || s == "__syncwarp" ||
+        s.starts_with("__reduce_") || s.starts_with("__match"))
+      return true;
+  }
+  return false;
+}
+
+const FunctionDecl *cudal1::editableDecl(const FunctionDecl *fd) {
+  if (const FunctionDecl *p = fd->getTemplateInstantiationPattern())
+    return p;
+  return fd;
+}
+
+std::string cudal1::dependsOnlyOnGlobalIds(TransformContext &ctx, unsigned kernel) {
+  const Kernel &k = ctx.model().kernels[kernel];
+  IndexSpace space(ctx.mlir);
+  auto check = [&](const std::string &text) -> bool {
+    auto e = space.parse(text);
+    return e && !usesOpaque(*e, space) && dependsOnGlobalIdsOnly(*e, space);
+  };
+  for (const MemAccess &a : k.accesses) {
+    if (!check(a.normalized))
+      return "the index " + a.param + "[" + a.index + "] at line " + std::to_string(a.pos.line) +
+             " depends on the block shape, not only on the global thread id";
+    for (const std::string &g : a.guards) {
+      for (const char *op : {" <= ", " >= ", " == ", " != ", " < ", " > "}) {
+        size_t at = g.find(op);
+        if (at == std::string::npos)
+          continue;
+        if (!check(g.substr(0, at)) || !check(g.substr(at + strlen(op))))
+          return "the condition '" + g + "' depends on the block shape";
+        break;
+      }
+    }
+  }
+  return "";
+}

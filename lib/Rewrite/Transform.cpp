@@ -1,0 +1,70 @@
+// TransformContext and the registry lookup.
+#include "cudal1/Rewrite/Transform.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/DeclTemplate.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Rewrite/Core/Rewriter.h"
+
+#include <algorithm>
+
+using namespace cudal1;
+
+Transform::~Transform() = default;
+
+std::string Transform::checkParams(TransformContext &ctx, Target t, const PlanStep &step) const {
+  // By default every parameter must be one the space offers.
+  std::vector<ParamSpace> sp = space(ctx, t);
+  for (const auto &[key, value] : step.params) {
+    auto it = std::find_if(sp.begin(), sp.end(), [&](const ParamSpace &p) { return p.name == key; });
+    if (it == sp.end())
+      return "unknown parameter '" + key + "'";
+    if (std::find(it->values.begin(), it->values.end(), value) == it->values.end()) {
+      std::string allowed;
+      for (const std::string &v : it->values)
+        allowed += (allowed.empty() ? "" : ", ") + v;
+      return "parameter " + key + "=" + value + " is not one of {" + allowed + "}";
+    }
+  }
+  return "";
+}
+
+TransformContext::TransformContext(ParsedUnit &unit, clang::Rewriter &rewriter,
+                                   mlir::MLIRContext &mlir)
+    : unit(unit), rewriter(rewriter), mlir(mlir) {
+  analyses.resize(unit.model().kernels.size());
+}
+
+const KernelAnalysis &TransformContext::analysis(unsigned kernel) {
+  if (!analyses[kernel])
+    analyses[kernel] =
+        std::make_unique<KernelAnalysis>(analyzeKernel(model().kernels[kernel], mlir));
+  return *analyses[kernel];
+}
+
+std::vector<unsigned> TransformContext::launchesOf(unsigned kernel) const {
+  std::vector<unsigned> out;
+  for (const LaunchSite &l : model().launches)
+    if (l.kernelIndex == int(kernel))
+      out.push_back(l.id);
+  return out;
+}
+
+void TransformContext::insertHelperBefore(unsigned kernel, const std::string &key,
+                                          const std::string &text) {
+  if (std::find(helpersInserted.begin(), helpersInserted.end(), key) != helpersInserted.end())
+    return;
+  helpersInserted.push_back(key);
+  const clang::FunctionDecl *fd = unit.kernelDecl(kernel);
+  if (const clang::FunctionDecl *p = fd->getTemplateInstantiationPattern())
+    fd = p;
+  clang::SourceLocation at = fd->getSourceRange().getBegin();
+  if (const auto *ft = fd->getDescribedFunctionTemplate())
+    at = ft->getSourceRange().getBegin();
+  at = unit.ast().getSourceManager().getFileLoc(at);
+  // Start of that line, so the helper sits between declarations.
+  const clang::SourceManager &sm = unit.ast().getSourceManager();
+  auto [fid, off] = sm.getDecomposedLoc(at);
+  unsigned col = sm.getColumnNumber(fid, off);
+  rewriter.InsertTextBefore(at.getLocWithOffset(-int(col - 1)), text);
+}

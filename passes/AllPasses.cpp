@@ -1,0 +1,16 @@
+// The registry of rewrite passes: one alphabetical list, no static
+// initializers (STYLE.md).
+#include "LaunchConfig.h"
+#include "Unroll.h"
+
+using namespace cudal1;
+
+const std::vector<std::unique_ptr<Transform>> &cudal1::allTransforms() {
+  static const std::vector<std::unique_ptr<Transform>> all = [] {
+    std::vector<std::unique_ptr<Transform>> v;
+    v.push_back(std::make_unique<LaunchConfig>());
+    v.push_back(std::make_unique<Unroll>());
+    return v;
+  }();
+  return all;
+}
