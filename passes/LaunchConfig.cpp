@@ -38,10 +38,10 @@ std::string LaunchConfig::legality(TransformContext &ctx, Target t) const {
     return "needs a launch site";
   const KernelAnalysis &ka = ctx.analysis(t.kernel);
   const Kernel &k = ctx.model().kernels[t.kernel];
-  if (!ka.guarded && !ka.gridStride)
-    return "the kernel does not guard its index range, so extra threads would run out of bounds";
   if (!k.shared.empty() || !k.barriers.empty())
     return "the kernel uses shared memory or barriers, which depend on the block shape";
+  if (!ka.guarded && !ka.gridStride)
+    return "the kernel does not guard its index range, so extra threads would run out of bounds";
   const FunctionDecl *fd = ctx.unit.kernelDecl(t.kernel);
   if (usesWarpIntrinsics(fd))
     return "the kernel uses warp-level intrinsics";
