@@ -10,7 +10,9 @@ bench/corpus (bench/run adds -I bench/corpus; a copy is also written to the
 output folder). The same seed always gives the same files. Families vary size,
 shape, dtype, access pattern (unit stride, strided, transposed, gather) and
 launch configuration (block size and shape, one thread per element or a
-grid-stride loop).
+grid-stride loop). Data sets are larger than the H200's 50 MB L2 and
+repetitions are chosen so that each GPU region moves gigabytes (about a
+millisecond or more), so the DRAM floor stays a floor.
 """
 import argparse
 import os
@@ -71,7 +73,7 @@ def gen_elementwise(rng, seed, k):
         b = round(rng.uniform(-0.5, 0.5), 3)
         body.append("    v = " + expr.format(a=d["lit"](a), b=d["lit"](b)) + ";")
         nops += c
-    logn = rng.choice([22, 23, 24, 25]) - (1 if dt == "double" else 0)
+    logn = rng.choice([24, 25, 26]) - (1 if dt == "double" else 0)  # >= 64 MB: beyond the L2
     reps = max(2, int(rng.choice([30, 40, 60]) * (2 ** 24) / (2 ** logn)))
     stride = rng.choice([3, 17, 33, 129, 1025])
     if pattern == "unit":
@@ -140,7 +142,9 @@ def gen_reduction(rng, seed, k):
     cols = 1 << rng.choice([9, 10, 11])
     while rows * cols * d["size"] > (1 << 28):
         rows //= 2
-    reps = rng.choice([2, 3, 5])
+    while rows * cols * d["size"] < (1 << 27):  # >= 128 MB: beyond the L2
+        rows *= 2
+    reps = max(rng.choice([2, 3, 5]), (4 << 30) // (rows * cols * d["size"]))
     init = {"sum": "0", "sumsq": "0", "max": "-1e30" if dt != "int" else "-2147483647"}[op]
     if op == "max":
         upd = "acc = v > acc ? v : acc;"
@@ -241,7 +245,7 @@ def gen_stencil(rng, seed, k):
     radius = rng.choice([1, 2])
     steps = rng.choice([10, 20, 40])
     if dims == 2:
-        n = rng.choice([2048, 4096]) if dt == "float" else rng.choice([2048, 3072])
+        n = rng.choice([4096, 6144]) if dt == "float" else rng.choice([3072, 4096])
         bx, by = rng.choice([(16, 16), (32, 8), (32, 4), (64, 4), (8, 32)])
         taps = [f"in[(y + {o}) * N + x]" for o in range(-radius, radius + 1) if o] + \
                [f"in[y * N + x + {o}]" for o in range(-radius, radius + 1) if o]
@@ -264,7 +268,7 @@ def gen_stencil(rng, seed, k):
         npts = 4 * radius
         quick = 128
     else:
-        n = rng.choice([192, 256]) if dt == "float" else rng.choice([160, 192])
+        n = rng.choice([256, 320]) if dt == "float" else rng.choice([192, 256])
         bx, by, bz = rng.choice([(8, 8, 8), (32, 4, 2), (16, 8, 4), (64, 2, 2)])
         plane = "(size_t)N * N"
         taps = []
@@ -293,6 +297,8 @@ def gen_stencil(rng, seed, k):
         call = "stencil3d<<<grid, block>>>(a, b, N, c0, c1);"
         npts = 6 * radius
         quick = 32
+    total = n * n if dims == 2 else n * n * n
+    steps = max(steps, (6 << 30) // (2 * total * d["size"]))
     c1 = round(0.5 / npts, 5)
     main = f"""
 int main(int argc, char** argv) {{
@@ -332,6 +338,8 @@ def gen_matmul(rng, seed, k):
     K = rng.choice([256, 512, 1024])
     while 2.0 * M * N * K > (2 ** 34 if dt == "float" else 2 ** 33):
         M //= 2
+    while 2.0 * M * N * K < (2 ** 33 if dt == "float" else 2 ** 32):
+        M *= 2
     bx, by = rng.choice([(16, 16), (32, 8), (8, 32), (32, 32), (64, 4)])
     a_idx = "A[row * K + kk]" if layout != "TN" else "A[kk * M + row]"
     b_idx = "B[kk * N + col]" if layout != "NT" else "B[col * K + kk]"
@@ -380,7 +388,7 @@ int main(int argc, char** argv) {{
 def gen_scatter(rng, seed, k):
     dt = rng.choice(["float", "int"])
     t = DT[dt]["t"]
-    n = 1 << rng.choice([22, 23, 24])
+    n = 1 << rng.choice([24, 25])
     bins = 1 << rng.choice([6, 8, 10, 12, 16])
     reps = rng.choice([3, 5])
     block = rng.choice([128, 256, 512])
