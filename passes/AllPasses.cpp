@@ -1,6 +1,10 @@
 // The registry of rewrite passes: one alphabetical list, no static
 // initializers (STYLE.md).
+#include "Coalesce.h"
+#include "FastMath.h"
+#include "LaunchBounds.h"
 #include "LaunchConfig.h"
+#include "Restrict.h"
 #include "Unroll.h"
 
 using namespace cudal1;
@@ -8,7 +12,11 @@ using namespace cudal1;
 const std::vector<std::unique_ptr<Transform>> &cudal1::allTransforms() {
   static const std::vector<std::unique_ptr<Transform>> all = [] {
     std::vector<std::unique_ptr<Transform>> v;
+    v.push_back(std::make_unique<Coalesce>());
+    v.push_back(std::make_unique<FastMath>());
+    v.push_back(std::make_unique<LaunchBounds>());
     v.push_back(std::make_unique<LaunchConfig>());
+    v.push_back(std::make_unique<Restrict>());
     v.push_back(std::make_unique<Unroll>());
     return v;
   }();
