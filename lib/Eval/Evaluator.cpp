@@ -282,12 +282,21 @@ Expected<EvalResults> evaluateBundle(const Bundle &bundle,
         v.details.push_back("time budget spent before verification");
         continue;
       }
-      ProcessResult p = runProcess(
-          {exe, "--worker", "verify", "--bundle", bundle.dir, "--work", work,
-           "--id", v.id, "--gpu", std::to_string(opts.gpu)},
-          limit);
       std::string gpu;
-      applyVerify(p, work + "/" + v.id + ".verify", v, gpu);
+      // A worker that could not set up (no context, device busy) is not the
+      // candidate's fault: try once more before giving up on it.
+      for (int attempt = 0; attempt < 2; ++attempt) {
+        ProcessResult p = runProcess(
+            {exe, "--worker", "verify", "--bundle", bundle.dir, "--work",
+             work, "--id", v.id, "--gpu", std::to_string(opts.gpu)},
+            limit);
+        v.details.clear();
+        v.mismatches.clear();
+        applyVerify(p, work + "/" + v.id + ".verify", v, gpu);
+        if (v.outcome != Outcome::NotRun)
+          break;
+        std::this_thread::sleep_for(std::chrono::seconds(2));
+      }
       std::lock_guard<std::mutex> lock(mutex);
       if (!gpu.empty())
         gpuName = gpu;
@@ -297,7 +306,7 @@ Expected<EvalResults> evaluateBundle(const Bundle &bundle,
     }
   };
   {
-    int n = std::max(1, std::min(4, parallel));
+    int n = std::max(1, opts.verifyParallel);
     std::vector<std::thread> threads;
     for (int t = 0; t < n; ++t)
       threads.emplace_back(verifyOne);

@@ -137,7 +137,7 @@ int main(int argc, char **argv) {
       copyFile(capture, dir + "/demo.capture");
     std::string out = dir + "/results.txt";
     ProcessResult p = runProcess({eval, dir, "--window", "3", "--timeout",
-                                  "15", "--seed", "7", "-o", out},
+                                  "10", "--seed", "7", "-o", out},
                                  600);
     std::printf("== %s (%s, %.1f s)\n%s", name.c_str(), p.describe().c_str(),
                 p.seconds, p.output.c_str());

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <unistd.h>
@@ -25,7 +26,8 @@ const char *kUsage =
     "  --jobs J         parallel compiles (default: all cores)\n"
     "  --time-budget S  seconds for the whole evaluation (default: none)\n"
     "  --window S       timing window (default: 0.25 s per candidate, 2..30)\n"
-    "  --timeout S      limit per verification worker (default 30)\n";
+    "  --timeout S      limit per verification worker (default 30)\n"
+    "  --verify-jobs N  verification workers at a time (default 1)\n";
 
 bool number(const char *s, double &out) {
   char *end = nullptr;
@@ -79,6 +81,8 @@ int main(int argc, char **argv) {
       opts.timeBudget = num("--time-budget");
     else if (a == "--window")
       opts.window = worker.windowSeconds = num("--window");
+    else if (a == "--verify-jobs")
+      opts.verifyParallel = std::max(1, int(num("--verify-jobs")));
     else if (a == "--timeout")
       opts.verifyTimeout = num("--timeout");
     else if (a == "--seed")

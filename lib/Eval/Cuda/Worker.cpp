@@ -528,7 +528,12 @@ int verifyWorker(const WorkerArgs &w) {
         r = c.api->cuCtxSynchronize();
       if (r != CUDA_SUCCESS) {
         rep.add("detail", label + ": " + checkCu(r, "kernel").message());
-        return finish("crash", 3);
+        // Errors that say the context or device is gone, not the kernel.
+        bool infrastructure = r == CUDA_ERROR_CONTEXT_IS_DESTROYED ||
+                              r == CUDA_ERROR_INVALID_CONTEXT ||
+                              r == CUDA_ERROR_DEVICE_UNAVAILABLE ||
+                              r == CUDA_ERROR_OUT_OF_MEMORY;
+        return finish(infrastructure ? "setup-error" : "crash", 3);
       }
       bool passBefore = vr.pass;
       RunError e = checkOutputs(c, *b, ls, spec->fastMath, label, vr);
