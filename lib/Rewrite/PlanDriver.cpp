@@ -85,6 +85,21 @@ llvm::Expected<std::vector<Target>> resolve(const ProgramModel &m, const Transfo
   return out;
 }
 
+/// cudal1 edits only the file it is given: kernels defined in headers and
+/// launches written in headers are out of reach.
+std::string outsideMainFile(const ProgramModel &m, Target t) {
+  if (t.launch >= 0) {
+    if (m.launches[t.launch].pos.file != m.mainFile)
+      return "the launch is in " + m.launches[t.launch].pos.file +
+             " (a header); cudal1 rewrites only the file it is given";
+    return "";
+  }
+  if (m.kernels[t.kernel].fromHeader)
+    return "the kernel is defined in " + m.kernels[t.kernel].pos.file +
+           " (a header); cudal1 rewrites only the file it is given";
+  return "";
+}
+
 std::string targetName(const ProgramModel &m, Target t) {
   if (t.launch >= 0)
     return "launch site #" + std::to_string(t.launch) + " (" + m.launches[t.launch].pos.str() + ")";
@@ -133,7 +148,10 @@ llvm::Expected<std::string> cudal1::applyPlan(const RewriteInput &in, const Plan
         check = sameDefinition(m, tg.kernel);
       for (unsigned k : check) {
         Target c{k, tg.launch};
-        if (std::string why = t->legality(ctx, c); !why.empty())
+        std::string why = outsideMainFile(m, c);
+        if (why.empty())
+          why = t->legality(ctx, c);
+        if (!why.empty())
           return stepError(step, i, "not legal at " + targetName(m, c) + ": " + why);
         if (std::string why = t->checkParams(ctx, c, step); !why.empty())
           return stepError(step, i, why + " at " + targetName(m, c));
@@ -170,7 +188,9 @@ llvm::Expected<std::string> cudal1::listTransforms(const RewriteInput &in, bool 
     for (const auto &t : allTransforms()) {
       if (t->level() != level)
         continue;
-      std::string why = t->legality(ctx, tg);
+      std::string why = outsideMainFile(m, tg);
+      if (why.empty())
+        why = t->legality(ctx, tg);
       llvm::json::Object o{{"name", t->name().str()}, {"legal", why.empty()}};
       if (why.empty()) {
         llvm::json::Array params;

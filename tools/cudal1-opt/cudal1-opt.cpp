@@ -12,6 +12,7 @@
 #include <optional>
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/WithColor.h"
 
@@ -131,23 +132,28 @@ int main(int argc, char **argv) {
   for (const std::string &n : notes)
     WithColor::note(errs(), "cudal1-opt") << n << "\n";
 
-  Expected<cudal1::ProgramModel> model = cudal1::buildProgramModel(inputFile, args);
-  if (!model) {
-    WithColor::error(errs(), "cudal1-opt") << toString(model.takeError()) << "\n";
-    return InputError;
-  }
-  if (model->kernels.empty()) {
-    WithColor::error(errs(), "cudal1-opt")
-        << inputFile << ": no CUDA kernels (__global__ functions) in this translation unit\n";
-    return NothingToDo;
-  }
   std::string out;
   if (analyze.getNumOccurrences()) {
+    Expected<cudal1::ProgramModel> model = cudal1::buildProgramModel(inputFile, args);
+    if (!model) {
+      WithColor::error(errs(), "cudal1-opt") << toString(model.takeError()) << "\n";
+      return InputError;
+    }
+    if (model->kernels.empty()) {
+      WithColor::error(errs(), "cudal1-opt")
+          << inputFile << ": no CUDA kernels (__global__ functions) in this translation unit\n";
+      return NothingToDo;
+    }
     out = format == "json" ? cudal1::analysisJson(*model) : cudal1::analysisText(*model);
   } else {
+    if (sys::fs::is_directory(inputFile)) {
+      WithColor::error(errs(), "cudal1-opt") << "'" << inputFile << "' is a directory\n";
+      return InputError;
+    }
     auto buf = MemoryBuffer::getFile(inputFile);
     if (!buf) {
-      WithColor::error(errs(), "cudal1-opt") << inputFile << ": " << buf.getError().message() << "\n";
+      WithColor::error(errs(), "cudal1-opt")
+          << "cannot read '" << inputFile << "': " << buf.getError().message() << "\n";
       return InputError;
     }
     cudal1::RewriteInput in{inputFile, (*buf)->getBuffer().str(), args};
