@@ -5,6 +5,7 @@
 #include "cudal1/Capture/CaptureFile.h"
 
 #include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
@@ -38,7 +39,7 @@ struct State {
   std::set<std::string> warned;
   std::vector<Pending> pending;
   CaptureFile file;
-  decltype(&cuMemGetAddressRange) getAddressRange = nullptr;
+  PFN_cuMemGetAddressRange_v3020 getAddressRange = nullptr;
 };
 
 // Never destroyed: the atexit writer may run after static destructors.
@@ -82,6 +83,8 @@ void initialize(State &s) {
     return;
   void *fn = nullptr;
   cudaDriverEntryPointQueryResult q;
+  // The newest ABI up to CUDA 12.0 is v3020, the prototype of
+  // PFN_cuMemGetAddressRange_v3020 (worked on the H200 with driver 580).
   if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &fn, 12000,
                                        cudaEnableDefault, &q) != cudaSuccess ||
       q != cudaDriverEntryPointSuccess || !fn) {
@@ -90,7 +93,7 @@ void initialize(State &s) {
     s.disabled = true;
     return;
   }
-  s.getAddressRange = reinterpret_cast<decltype(&cuMemGetAddressRange)>(fn);
+  s.getAddressRange = reinterpret_cast<PFN_cuMemGetAddressRange_v3020>(fn);
   std::atexit(writeAtExit);
 }
 

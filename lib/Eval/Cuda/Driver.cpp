@@ -25,15 +25,15 @@ void load() {
     gStatus = makeError("the CUDA driver is too old (no cuGetProcAddress_v2)");
     return;
   }
-#define CUDAL1_LOAD(name)                                                      \
+#define CUDAL1_LOAD(name, version)                                             \
   {                                                                            \
     void *fn = nullptr;                                                        \
     CUdriverProcAddressQueryResult q;                                          \
-    if (getProc(#name, &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &q) !=  \
+    if (getProc(#name, &fn, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &q) != \
             CUDA_SUCCESS ||                                                    \
         !fn) {                                                                 \
-      gStatus = makeError("the CUDA driver lacks " #name " for CUDA ",         \
-                          CUDA_VERSION);                                       \
+      gStatus = makeError("the CUDA driver lacks " #name " (ABI ", version,    \
+                          ")");                                                \
       return;                                                                  \
     }                                                                          \
     gApi.name = reinterpret_cast<decltype(gApi.name)>(fn);                     \

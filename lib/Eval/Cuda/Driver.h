@@ -7,46 +7,51 @@
 #include "cudal1/Eval/Error.h"
 
 #include <cuda.h>
+#include <cudaTypedefs.h>
 
 #include <string>
 
 namespace cudal1::cuda {
 
-#define CUDAL1_DRIVER_FUNCTIONS(X)                                             \
-  X(cuInit)                                                                    \
-  X(cuDeviceGetCount)                                                          \
-  X(cuDeviceGet)                                                               \
-  X(cuDeviceGetName)                                                           \
-  X(cuDeviceGetAttribute)                                                      \
-  X(cuDevicePrimaryCtxRetain)                                                  \
-  X(cuCtxSetCurrent)                                                           \
-  X(cuCtxSynchronize)                                                          \
-  X(cuModuleLoadData)                                                          \
-  X(cuModuleGetFunction)                                                       \
-  X(cuModuleUnload)                                                            \
-  X(cuFuncGetAttribute)                                                        \
-  X(cuFuncSetAttribute)                                                        \
-  X(cuMemAlloc)                                                                \
-  X(cuMemFree)                                                                 \
-  X(cuMemcpyHtoD)                                                              \
-  X(cuMemcpyDtoH)                                                              \
-  X(cuMemcpyDtoDAsync)                                                         \
-  X(cuMemsetD8)                                                                \
-  X(cuMemsetD8Async)                                                           \
-  X(cuMemsetD32Async)                                                          \
-  X(cuLaunchKernel)                                                            \
-  X(cuEventCreate)                                                             \
-  X(cuEventRecord)                                                             \
-  X(cuEventSynchronize)                                                        \
-  X(cuEventElapsedTime)                                                        \
-  X(cuGetErrorName)                                                            \
-  X(cuGetErrorString)
+// Each entry point is requested at the ABI version whose prototype the
+// member's type (cudaTypedefs.h's PFN_name_vVERSION) has. Asking for
+// CUDA_VERSION instead returns the newest ABI, which can differ from the
+// prototype in cuda.h: CUDA 13's cuCtxSynchronize (v13000) takes a context
+// argument, and calling it as cuCtxSynchronize(void) returned
+// CUDA_ERROR_CONTEXT_IS_DESTROYED on the H200.
+#define CUDAL1_DRIVER_FUNCTIONS(X) \
+  X(cuInit, 2000) \
+  X(cuDeviceGetCount, 2000) \
+  X(cuDeviceGet, 2000) \
+  X(cuDeviceGetName, 2000) \
+  X(cuDeviceGetAttribute, 2000) \
+  X(cuDevicePrimaryCtxRetain, 7000) \
+  X(cuCtxSetCurrent, 4000) \
+  X(cuCtxSynchronize, 2000) \
+  X(cuModuleLoadData, 2000) \
+  X(cuModuleGetFunction, 2000) \
+  X(cuModuleUnload, 2000) \
+  X(cuFuncGetAttribute, 2020) \
+  X(cuFuncSetAttribute, 9000) \
+  X(cuMemAlloc, 3020) \
+  X(cuMemFree, 3020) \
+  X(cuMemcpyHtoD, 3020) \
+  X(cuMemcpyDtoH, 3020) \
+  X(cuMemcpyDtoDAsync, 3020) \
+  X(cuMemsetD8, 3020) \
+  X(cuMemsetD8Async, 3020) \
+  X(cuMemsetD32Async, 3020) \
+  X(cuLaunchKernel, 4000) \
+  X(cuEventCreate, 2000) \
+  X(cuEventRecord, 2000) \
+  X(cuEventSynchronize, 2000) \
+  X(cuEventElapsedTime, 12080) \
+  X(cuGetErrorName, 6000) \
+  X(cuGetErrorString, 6000)
 
-/// Function pointers with the exact types of this toolkit's cuda.h, fetched
-/// for its CUDA_VERSION (so versioned entry points such as cuMemAlloc_v2 are
-/// the ones the header means).
+/// Function pointers, each of the ABI version named in the list above.
 struct DriverApi {
-#define CUDAL1_DECLARE(name) decltype(&::name) name = nullptr;
+#define CUDAL1_DECLARE(name, version) PFN_##name##_v##version name = nullptr;
   CUDAL1_DRIVER_FUNCTIONS(CUDAL1_DECLARE)
 #undef CUDAL1_DECLARE
 };
