@@ -20,9 +20,10 @@ struct EvalOptions {
   double timeBudget = 0;     ///< seconds for the whole evaluation; 0: none
   double window = 0;         ///< timing window in seconds; 0: automatic
   double verifyTimeout = 30; ///< per-candidate limit (a hang is killed)
-  /// Verification workers at a time. 1 by default: a GPU in exclusive-process
-  /// compute mode takes one process at a time, and on the H200 used for the
-  /// tests concurrent workers lost their contexts (CUDA_ERROR_CONTEXT_IS_DESTROYED).
+  /// Verification workers at a time. 1 by default: running several on one
+  /// GPU has not been validated on the H200 yet (the CONTEXT_IS_DESTROYED
+  /// failures first blamed on concurrency came from a driver-ABI bug, since
+  /// fixed in lib/Eval/Cuda/Driver.h).
   int verifyParallel = 1;
   std::string workDir;       ///< empty: a fresh directory under $TMPDIR
   bool keepWork = false;

@@ -1,0 +1,148 @@
+// cudal1-eval end to end on the CPU: real bundle parsing, NVRTC compilation,
+// worker processes, replay, verification and timing, with the GPU replaced by
+// FakeCudaDriver (host "kernels" chosen by a fake_tag_NAME kernel in each
+// source). Catches worker bugs before GPU time is spent; says nothing about
+// real kernels.
+#include "cudal1/Capture/CaptureFile.h"
+#include "cudal1/Eval/Process.h"
+#include "cudal1/Eval/Results.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+
+using namespace cudal1;
+
+namespace {
+int clampIdx(int j, int n) { return j < 0 ? 0 : (j >= n ? n - 1 : j); }
+
+void writeSource(const std::string &dir, const std::string &tag,
+                 bool reference = false) {
+  std::ofstream f(dir + "/" + tag + ".cu");
+  if (tag == "broken") {
+    f << "extern \"C\" __global__ void stencil(float *o) { o[0] = ; }\n";
+    return;
+  }
+  if (reference)
+    f << "extern \"C\" __global__ void stencil_ref(const double *in, const "
+         "double *w, double *out, int n, int R) { out[0] = in[0] * w[0]; }\n";
+  else
+    f << "extern \"C\" __global__ void stencil(const float *in, const float "
+         "*w, float *out, int n, int R) { out[0] = in[0] * w[0]; }\n";
+  f << "extern \"C\" __global__ void fake_tag_" << tag << "() {}\n";
+}
+} // namespace
+
+TEST(EvalFakeDriver, VerdictsOfTheStencilFamily) {
+  char tmp[] = "/tmp/cudal1-fake-driver-test.XXXXXX";
+  ASSERT_NE(mkdtemp(tmp), nullptr);
+  std::string dir = tmp;
+
+  // 1. A capture of one launch: n = 4096, R = 4, block 256.
+  const int n = 4096, R = 4;
+  std::vector<float> in(n), w(2 * R + 1), out(n);
+  for (int i = 0; i < n; ++i)
+    in[i] = i % 1024 == 0 ? 0.f : float((i * 37) % 101) / 101.f;
+  for (int k = 0; k <= 2 * R; ++k)
+    w[k] = 1.f / float(2 * R + 1);
+  for (int i = 0; i < n; ++i) {
+    float f = 0, b = 0;
+    for (int k = -R; k <= R; ++k)
+      f = std::fma(w[k + R], in[clampIdx(i + k, n)], f);
+    for (int k = R; k >= -R; --k)
+      b = std::fma(w[k + R], in[clampIdx(i + k, n)], b);
+    out[i] = 0.5f * (f + b);
+  }
+  CapturedLaunch l;
+  l.kernelKey = "stencil";
+  l.grid[0] = n / 256;
+  l.block[0] = 256;
+  auto addAlloc = [&](const std::vector<float> &before,
+                      const std::vector<float> &after) {
+    CapturedAlloc a;
+    a.size = before.size() * 4;
+    a.before.resize(a.size);
+    a.after.resize(a.size);
+    std::memcpy(a.before.data(), before.data(), a.size);
+    std::memcpy(a.after.data(), after.data(), a.size);
+    l.allocs.push_back(a);
+  };
+  addAlloc(in, in);
+  addAlloc(w, w);
+  addAlloc(std::vector<float>(n, 0.f), out);
+  for (uint32_t i = 0; i < 3; ++i) {
+    CapturedArg a;
+    a.isPointer = true;
+    a.alloc = i;
+    l.args.push_back(a);
+  }
+  for (int v : {n, R}) {
+    CapturedArg a;
+    a.bytes.resize(4);
+    std::memcpy(a.bytes.data(), &v, 4);
+    l.args.push_back(a);
+  }
+  CaptureFile cf;
+  cf.launches.push_back(l);
+  ASSERT_TRUE(writeCaptureFile(dir + "/demo.capture", cf).ok());
+
+  // 2. The bundle.
+  for (const char *t : {"original", "fast", "slow", "offbyone", "nan",
+                        "pastend", "memo", "lazy", "illegal", "hang", "broken"})
+    writeSource(dir, t);
+  writeSource(dir, "reference", true);
+  std::ofstream(dir + "/manifest.txt")
+      << "cudal1-bundle 1\nkernel-key stencil\nargs f32* f32* f32*w i32 i32\n"
+         "capture demo.capture\noriginal original.cu\n"
+         "reference reference.cu entry=stencil_ref\n"
+         "variant fast fast.cu\nvariant slow slow.cu\n"
+         "variant off-by-one offbyone.cu\nvariant nan nan.cu\n"
+         "variant write-past-end pastend.cu grid=17\n"
+         "variant partial-write original.cu grid=15\n"
+         "variant memo-inputs memo.cu\nvariant lazy-after-4 lazy.cu\n"
+         "variant illegal-address illegal.cu\nvariant endless-loop hang.cu\n"
+         "variant compile-error broken.cu\n";
+
+  // 3. Evaluate with the fake driver first on the library path.
+  std::string results = dir + "/results.txt";
+  ProcessResult p = runProcess(
+      {CUDAL1_EVAL_EXE, dir, "--window", "2", "--timeout", "5", "-o", results},
+      300, {std::string("LD_LIBRARY_PATH=") + FAKE_CUDA_DIR});
+  ASSERT_TRUE(p.exited && p.exitCode == 0) << p.describe() << "\n" << p.output;
+  Expected<EvalResults> r = readResults(results);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->gpu, "Fake GPU");
+  auto outcome = [&](const char *id) {
+    const VariantResult *v = r->find(id);
+    return v ? v->outcome : Outcome::NotRun;
+  };
+  EXPECT_EQ(outcome("original"), Outcome::Ok) << p.output;
+  EXPECT_EQ(outcome("fast"), Outcome::Ok) << p.output;
+  EXPECT_EQ(outcome("slow"), Outcome::Ok);
+  EXPECT_EQ(outcome("off-by-one"), Outcome::Wrong);
+  EXPECT_EQ(outcome("nan"), Outcome::Wrong);
+  EXPECT_EQ(outcome("write-past-end"), Outcome::Wrong);
+  EXPECT_EQ(outcome("partial-write"), Outcome::Wrong);
+  EXPECT_EQ(outcome("memo-inputs"), Outcome::Wrong);
+  EXPECT_EQ(outcome("lazy-after-4"), Outcome::WrongAfterTiming);
+  EXPECT_EQ(outcome("illegal-address"), Outcome::Crash);
+  EXPECT_EQ(outcome("endless-loop"), Outcome::Timeout);
+  EXPECT_EQ(outcome("compile-error"), Outcome::CompileError);
+  const VariantResult *fast = r->find("fast"), *slow = r->find("slow");
+  ASSERT_TRUE(fast && slow && fast->timed && slow->timed);
+  EXPECT_TRUE(fast->faster);
+  EXPECT_GT(fast->lo, 1.0);
+  EXPECT_LT(slow->hi, 1.0);
+  EXPECT_TRUE(r->find("lazy-after-4")->suspicious);
+  bool redZone = false;
+  for (const std::string &d : r->find("write-past-end")->details)
+    redZone |= d.find("outside the buffer") != std::string::npos;
+  EXPECT_TRUE(redZone);
+  EXPECT_EQ(r->find("fast")->verifyMode, "double-reference");
+  if (!::testing::Test::HasFailure())
+    std::system(("rm -rf " + dir).c_str());
+  else
+    std::printf("kept %s\n", dir.c_str());
+}
