@@ -281,6 +281,8 @@ std::string swapped(ASTContext &ast, const Expr *e) {
 
 std::string Coalesce::legality(TransformContext &ctx, Target t) const {
   const FunctionDecl *fd = ctx.unit.kernelDecl(t.kernel);
+  if (ctx.model().kernels[t.kernel].fromHeader)
+    return "the kernel is defined in a header; cudal1 rewrites only the file it is given";
   // 1. The thread layout is only visible through the builtins.
   if (usesWarpIntrinsics(fd))
     return "the kernel uses warp-level intrinsics, which depend on how threads form warps";
@@ -341,6 +343,8 @@ std::string Coalesce::legality(TransformContext &ctx, Target t) const {
       if (e->getBeginLoc().isMacroID() || e->getEndLoc().isMacroID())
         return "the configuration of launch #" + std::to_string(id) +
                " is written inside a macro";
+      if (!ctx.unit.ast().getSourceManager().isInMainFile(e->getBeginLoc()))
+        return "launch #" + std::to_string(id) + " is in a header";
     }
   return referencedOutsideLaunches(ctx, t.kernel);
 }

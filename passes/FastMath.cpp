@@ -112,6 +112,8 @@ SiteFinder findSites(TransformContext &ctx, unsigned kernel) {
 } // namespace
 
 std::string FastMath::legality(TransformContext &ctx, Target t) const {
+  if (ctx.model().kernels[t.kernel].fromHeader)
+    return "the kernel is defined in a header; cudal1 rewrites only the file it is given";
   SiteFinder f = findSites(ctx, t.kernel);
   if (f.okCalls() == 0)
     return f.calls.empty() ? "the kernel calls none of expf, logf, sinf, cosf, tanf, powf, "

@@ -126,6 +126,8 @@ std::optional<unsigned> intParam(const PlanStep &step, const std::string &name) 
 
 std::string LaunchBounds::legality(TransformContext &ctx, Target t) const {
   const FunctionDecl *pat = editableDecl(ctx.unit.kernelDecl(t.kernel));
+  if (ctx.model().kernels[t.kernel].fromHeader)
+    return "the kernel is defined in a header; cudal1 rewrites only the file it is given";
   for (const FunctionDecl *d : pat->redecls())
     if (d->hasAttr<CUDALaunchBoundsAttr>())
       return "the kernel already has __launch_bounds__";

@@ -209,6 +209,8 @@ std::string Restrict::legality(TransformContext &ctx, Target t) const {
   const FunctionDecl *fd = ctx.unit.kernelDecl(t.kernel);
   const FunctionDecl *pat = editableDecl(fd);
   const Kernel &k = ctx.model().kernels[t.kernel];
+  if (ctx.model().kernels[t.kernel].fromHeader)
+    return "the kernel is defined in a header; cudal1 rewrites only the file it is given";
   // 1. Something to add.
   std::vector<ParamPlan> plan = planParams(ctx, t.kernel);
   if (std::none_of(plan.begin(), plan.end(), [](const ParamPlan &p) { return p.addRestrict; })) {
