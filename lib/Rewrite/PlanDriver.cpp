@@ -211,21 +211,28 @@ llvm::Expected<std::string> cudal1::listTransforms(const RewriteInput &in, bool 
     return arr;
   };
 
+  // Targets in headers are listed once with the reason, not per transform.
+  auto entry = [&](llvm::json::Object o, Target tg, Transform::Level level) {
+    if (std::string why = outsideMainFile(m, tg); !why.empty()) {
+      o["not_rewritable"] = why;
+      o["transforms"] = llvm::json::Array();
+    } else {
+      o["transforms"] = describe(tg, level);
+    }
+    return o;
+  };
   llvm::json::Array kernels, launches;
-  for (unsigned k : distinctKernels(m, "")) {
-    kernels.push_back(llvm::json::Object{{"name", m.kernels[k].name},
-                                         {"key", m.kernels[k].key},
-                                         {"location", m.kernels[k].pos.str()},
-                                         {"transforms", describe({k, -1}, Transform::Level::Kernel)}});
-  }
+  for (unsigned k : distinctKernels(m, ""))
+    kernels.push_back(entry(llvm::json::Object{{"name", m.kernels[k].name},
+                                               {"key", m.kernels[k].key},
+                                               {"location", m.kernels[k].pos.str()}},
+                            {k, -1}, Transform::Level::Kernel));
   for (const LaunchSite &l : m.launches) {
     if (l.kernelIndex < 0)
       continue;
-    launches.push_back(llvm::json::Object{
-        {"id", l.id},
-        {"kernel", l.kernel},
-        {"location", l.pos.str()},
-        {"transforms", describe({unsigned(l.kernelIndex), int(l.id)}, Transform::Level::Launch)}});
+    launches.push_back(entry(
+        llvm::json::Object{{"id", l.id}, {"kernel", l.kernel}, {"location", l.pos.str()}},
+        {unsigned(l.kernelIndex), int(l.id)}, Transform::Level::Launch));
   }
   std::string out;
   llvm::raw_string_ostream os(out);
@@ -270,12 +277,16 @@ llvm::Expected<std::string> cudal1::listTransforms(const RewriteInput &in, bool 
     const llvm::json::Object &o = *k.getAsObject();
     os << "kernel " << o.getString("name")->str() << "  " << o.getString("location")->str()
        << "\n";
+    if (auto why = o.getString("not_rewritable"))
+      os << "  (not rewritable: " << why->str() << ")\n";
     printList(*o.getArray("transforms"));
   }
   for (const llvm::json::Value &l : launches) {
     const llvm::json::Object &o = *l.getAsObject();
     os << "launch #" << *o.getInteger("id") << " " << o.getString("kernel")->str() << "  "
        << o.getString("location")->str() << "\n";
+    if (auto why = o.getString("not_rewritable"))
+      os << "  (not rewritable: " << why->str() << ")\n";
     printList(*o.getArray("transforms"));
   }
   return os.str();

@@ -1,0 +1,24 @@
+/// `tile-shared`: shared-memory tiling of the canonical dot-product loop of a
+/// matrix product (docs/passes/tile-shared.md).
+#ifndef CUDAL1_PASSES_TILESHARED_H
+#define CUDAL1_PASSES_TILESHARED_H
+
+#include "cudal1/Rewrite/Transform.h"
+
+namespace cudal1 {
+
+class TileShared : public Transform {
+public:
+  static constexpr const char *passName = "tile-shared";
+  llvm::StringRef name() const override { return passName; }
+  llvm::StringRef summary() const override {
+    return "stage the operands of a dot-product loop through shared-memory tiles";
+  }
+  std::string legality(TransformContext &ctx, Target t) const override;
+  std::vector<ParamSpace> space(TransformContext &ctx, Target t) const override;
+  llvm::Error apply(TransformContext &ctx, Target t, const PlanStep &step) const override;
+};
+
+} // namespace cudal1
+
+#endif
