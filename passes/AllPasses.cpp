@@ -5,6 +5,7 @@
 #include "LaunchBounds.h"
 #include "LaunchConfig.h"
 #include "Restrict.h"
+#include "TileShared.h"
 #include "Unroll.h"
 
 using namespace cudal1;
@@ -17,6 +18,7 @@ const std::vector<std::unique_ptr<Transform>> &cudal1::allTransforms() {
     v.push_back(std::make_unique<LaunchBounds>());
     v.push_back(std::make_unique<LaunchConfig>());
     v.push_back(std::make_unique<Restrict>());
+    v.push_back(std::make_unique<TileShared>());
     v.push_back(std::make_unique<Unroll>());
     return v;
   }();
