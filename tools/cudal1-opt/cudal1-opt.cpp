@@ -4,6 +4,7 @@
 #include "cudal1/Config.h"
 #include "cudal1/Frontend/CompileFlags.h"
 #include "cudal1/Frontend/Frontend.h"
+#include "cudal1/Rewrite/Instrument.h"
 #include "cudal1/Rewrite/PlanDriver.h"
 #include "cudal1/Support/AtomicFile.h"
 
@@ -35,6 +36,9 @@ cl::opt<std::string> listTransformsOpt(
     cl::value_desc("text|json"), cl::cat(category));
 cl::opt<std::string> planText("plan", cl::desc("Apply a plan, e.g. '@k: unroll(loop=0, factor=4)'"),
                               cl::value_desc("plan"), cl::cat(category));
+cl::opt<bool> instrument("instrument",
+                          cl::desc("Wrap every launch in the capture runtime (for captures)"),
+                          cl::cat(category));
 cl::opt<std::string> outputFile("o", cl::desc("Output file (default: standard output)"),
                                 cl::value_desc("file"), cl::init("-"), cl::cat(category));
 cl::opt<std::string> buildPath("p", cl::desc("Build directory with compile_commands.json"),
@@ -62,6 +66,7 @@ int main(int argc, char **argv) {
                                    "  cudal1-opt FILE.cu --analyze[=text] [-o OUT] [-- CLANG-FLAGS]\n"
                                    "  cudal1-opt FILE.cu --list-transforms[=json]\n"
                                    "  cudal1-opt FILE.cu --plan 'PLAN' -o OUT.cu\n"
+                                   "  cudal1-opt FILE.cu --instrument -o OUT.cu\n"
                                    "  cudal1-opt FILE.cu --analyze -p BUILD-DIR\n",
                                    &errs()))
     return UsageError;
@@ -70,15 +75,15 @@ int main(int argc, char **argv) {
     return UsageError;
   }
   int modes = (analyze.getNumOccurrences() > 0) + (listTransformsOpt.getNumOccurrences() > 0) +
-              (planText.getNumOccurrences() > 0);
+              (planText.getNumOccurrences() > 0) + (instrument ? 1 : 0);
   if (modes == 0) {
     WithColor::error(errs(), "cudal1-opt")
-        << "nothing to do: give --analyze, --list-transforms or --plan (see --help)\n";
+        << "nothing to do: give --analyze, --list-transforms, --plan or --instrument (see --help)\n";
     return UsageError;
   }
   if (modes > 1) {
     WithColor::error(errs(), "cudal1-opt")
-        << "--analyze, --list-transforms and --plan are exclusive\n";
+        << "--analyze, --list-transforms, --plan and --instrument are exclusive\n";
     return UsageError;
   }
   std::string format = analyze.getNumOccurrences()
@@ -157,8 +162,9 @@ int main(int argc, char **argv) {
       return InputError;
     }
     cudal1::RewriteInput in{inputFile, (*buf)->getBuffer().str(), args};
-    Expected<std::string> result = plan ? cudal1::applyPlan(in, *plan)
-                                        : cudal1::listTransforms(in, format == "json");
+    Expected<std::string> result = plan         ? cudal1::applyPlan(in, *plan)
+                                   : instrument ? cudal1::instrumentSource(in)
+                                                : cudal1::listTransforms(in, format == "json");
     if (!result) {
       errs() << toString(result.takeError()) << "\n";
       if (plan)
