@@ -1,12 +1,15 @@
 // The registry of rewrite passes: one alphabetical list, no static
 // initializers (STYLE.md).
 #include "Coalesce.h"
+#include "Coarsen.h"
 #include "FastMath.h"
+#include "GridStride.h"
 #include "LaunchBounds.h"
 #include "LaunchConfig.h"
 #include "Restrict.h"
 #include "TileShared.h"
 #include "Unroll.h"
+#include "WarpReduce.h"
 
 using namespace cudal1;
 
@@ -14,12 +17,15 @@ const std::vector<std::unique_ptr<Transform>> &cudal1::allTransforms() {
   static const std::vector<std::unique_ptr<Transform>> all = [] {
     std::vector<std::unique_ptr<Transform>> v;
     v.push_back(std::make_unique<Coalesce>());
+    v.push_back(std::make_unique<Coarsen>());
     v.push_back(std::make_unique<FastMath>());
+    v.push_back(std::make_unique<GridStride>());
     v.push_back(std::make_unique<LaunchBounds>());
     v.push_back(std::make_unique<LaunchConfig>());
     v.push_back(std::make_unique<Restrict>());
     v.push_back(std::make_unique<TileShared>());
     v.push_back(std::make_unique<Unroll>());
+    v.push_back(std::make_unique<WarpReduce>());
     return v;
   }();
   return all;

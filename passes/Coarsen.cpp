@@ -1,0 +1,96 @@
+// coarsen: divides a launch's x grid by F and makes the kernel grid-stride
+// (when it is not already), so that fewer threads each handle F elements.
+// The other launches of the kernel keep their grid and stay correct.
+#include "Coarsen.h"
+#include "GridStride.h"
+#include "cudal1/Rewrite/RewriteUtils.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/Rewrite/Core/Rewriter.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "coarsen"
+
+using namespace clang;
+using namespace cudal1;
+
+namespace {
+
+/// "" when the kernel is grid-stride already in a way a smaller grid keeps
+/// correct, else the reason.
+std::string alreadyGridStride(TransformContext &ctx, unsigned kernel) {
+  for (unsigned k : gridstride::sameDefinition(ctx.model(), kernel)) {
+    if (!ctx.analysis(k).gridStride)
+      return "not grid-stride";
+    if (std::string why = gridstride::gridStrideCoversWork(ctx, k); !why.empty())
+      return why;
+  }
+  return "";
+}
+
+/// The grid divided by F, rounded up, in the grid's own type.
+std::string shrunkGrid(ASTContext &ast, const Expr *g, unsigned f) {
+  std::string text = spelled(ast, g);
+  std::string fs = std::to_string(f), fm1 = std::to_string(f - 1);
+  bool simple = isa<DeclRefExpr>(g) || isa<IntegerLiteral>(g) || isa<ParenExpr>(g) ||
+                isa<CallExpr>(g) || isa<MemberExpr>(g);
+  if (g->getType()->isIntegerType()) {
+    std::string operand = simple ? text : "(" + text + ")";
+    return "(" + operand + " + " + fm1 + ") / " + fs;
+  }
+  // A dim3 variable or dim3(...) is used as is; anything else is wrapped.
+  bool isDim3 = isa<DeclRefExpr>(g) || isa<CXXTemporaryObjectExpr>(g) ||
+                (isa<CXXFunctionalCastExpr>(g) && g->getType().getAsString() == "dim3");
+  std::string d3 = isDim3 ? text : "dim3(" + text + ")";
+  return "dim3((" + d3 + ".x + " + fm1 + ") / " + fs + ", " + d3 + ".y, " + d3 + ".z)";
+}
+
+} // namespace
+
+std::string Coarsen::legality(TransformContext &ctx, Target t) const {
+  if (t.launch < 0)
+    return "needs a launch site";
+  if (std::string gs = gridstride::legality(ctx, t.kernel); !gs.empty()) {
+    if (!ctx.analysis(t.kernel).gridStride)
+      return "the kernel cannot be made grid-stride: " + gs;
+    if (std::string why = alreadyGridStride(ctx, t.kernel); !why.empty())
+      return why;
+  }
+  const Expr *e = launchConfigArg(ctx, t.launch, 0);
+  if (e)
+    e = e->IgnoreUnlessSpelledInSource();
+  if (!e || e->HasSideEffects(ctx.unit.ast(), /*IncludePossibleEffects=*/false))
+    return "the grid expression has side effects";
+  if (e->getBeginLoc().isMacroID() || e->getEndLoc().isMacroID())
+    return "the grid expression is written inside a macro";
+  if (spelled(ctx.unit.ast(), e).empty())
+    return "the grid expression has no source text";
+  return "";
+}
+
+std::vector<ParamSpace> Coarsen::space(TransformContext &, Target) const {
+  return {{"factor", {"2", "4", "8"}}};
+}
+
+std::string Coarsen::checkParams(TransformContext &ctx, Target t, const PlanStep &step) const {
+  if (!step.param("factor"))
+    return "missing parameter factor=2|4|8";
+  return Transform::checkParams(ctx, t, step);
+}
+
+llvm::Error Coarsen::apply(TransformContext &ctx, Target t, const PlanStep &step) const {
+  unsigned f = std::stoi(*step.param("factor"));
+  // 1. The kernel: grid-stride, once per definition (a no-op when an
+  // earlier launch of this step already converted it).
+  if (!ctx.analysis(t.kernel).gridStride)
+    gridstride::apply(ctx, t.kernel);
+  // 2. The launch: ceil(grid.x / F).
+  const Expr *g = launchConfigArg(ctx, t.launch, 0)->IgnoreUnlessSpelledInSource();
+  std::string ng = shrunkGrid(ctx.unit.ast(), g, f);
+  LLVM_DEBUG(llvm::dbgs() << "coarsen: grid " << spelled(ctx.unit.ast(), g) << " -> " << ng
+                          << "\n");
+  ctx.rewriter.ReplaceText(CharSourceRange::getTokenRange(g->getSourceRange()), ng);
+  return llvm::Error::success();
+}

@@ -1,0 +1,57 @@
+/// `grid-stride`: turns a guarded 1-D elementwise kernel into a grid-stride
+/// loop, so that any grid size covers the whole range (docs/passes/grid-stride.md).
+#ifndef CUDAL1_PASSES_GRIDSTRIDE_H
+#define CUDAL1_PASSES_GRIDSTRIDE_H
+
+#include "cudal1/Rewrite/Transform.h"
+
+namespace clang {
+class Expr;
+class FunctionDecl;
+class Stmt;
+} // namespace clang
+
+namespace cudal1 {
+
+class GridStride : public Transform {
+public:
+  static constexpr const char *passName = "grid-stride";
+  llvm::StringRef name() const override { return passName; }
+  llvm::StringRef summary() const override {
+    return "turn a guarded 1-D elementwise kernel into a grid-stride loop";
+  }
+  std::string legality(TransformContext &ctx, Target t) const override;
+  std::vector<ParamSpace> space(TransformContext &ctx, Target t) const override;
+  llvm::Error apply(TransformContext &ctx, Target t, const PlanStep &step) const override;
+};
+
+/// The grid-stride conversion as a building block for other passes
+/// (coarsen, vectorize).
+namespace gridstride {
+
+/// "" when every instantiation of the kernel's definition can be converted,
+/// else the reason.
+std::string legality(TransformContext &ctx, unsigned kernel);
+
+/// Converts the definition of `kernel` (its template pattern). Calling it
+/// again for the same definition in the same context edits nothing.
+void apply(TransformContext &ctx, unsigned kernel);
+
+/// Kernels defined at the same place as `kernel` (its template siblings).
+std::vector<unsigned> sameDefinition(const ProgramModel &m, unsigned kernel);
+
+/// Whether the kernel uses threadIdx or blockIdx, a barrier or a warp
+/// intrinsic inside `s`, directly or in a device function it calls.
+bool usesThreadIdentity(const clang::Stmt *s);
+
+/// "" when the grid-stride loops of an already grid-stride kernel cover all
+/// its per-thread work, so that a smaller grid computes the same result
+/// (every non-uniform access inside an x grid-stride loop, no direct use of
+/// the thread identity inside those loops); else the reason.
+std::string gridStrideCoversWork(TransformContext &ctx, unsigned kernel);
+
+} // namespace gridstride
+
+} // namespace cudal1
+
+#endif
