@@ -259,7 +259,8 @@ std::string userCall(TransformContext &ctx, const Stmt *e) {
 /// `e` with x and y swapped, as a dim3 expression.
 std::string swapped(ASTContext &ast, const Expr *e) {
   // dim3(a, b[, c]) written out: swap the arguments themselves.
-  if (auto *ce = dyn_cast<CXXTemporaryObjectExpr>(e)) {
+  auto *ce = dyn_cast<CXXTemporaryObjectExpr>(e);
+  if (ce && ce->getConstructor()->getParent()->getName() == "dim3") {
     std::vector<std::string> args;
     for (const Expr *a : ce->arguments())
       if (!isa<CXXDefaultArgExpr>(a))
