@@ -5,6 +5,7 @@
 #include "cudal1/Eval/Cuda.h"
 #include "cudal1/Eval/Process.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -37,6 +38,30 @@ double since(std::chrono::steady_clock::time_point t) {
       .count();
 }
 } // namespace
+
+namespace {
+bool containsText(const std::vector<uint8_t> &image, const std::string &text) {
+  return std::search(image.begin(), image.end(), text.begin(), text.end()) !=
+         image.end();
+}
+} // namespace
+
+bool cubinDefinesKernel(const std::vector<uint8_t> &image,
+                        const std::string &entry) {
+  // Every kernel has its own code section, named ".text.NAME" in the ELF
+  // section-name table (NUL-terminated, so "k" does not match "k_work").
+  std::string name = ".text." + entry;
+  name.push_back('\0');
+  return image.size() > 4 && std::equal(image.begin(), image.begin() + 4,
+                                        "\177ELF") &&
+         containsText(image, name);
+}
+
+bool cubinDefinesAnyKernel(const std::vector<uint8_t> &image) {
+  return image.size() > 4 &&
+         std::equal(image.begin(), image.begin() + 4, "\177ELF") &&
+         containsText(image, std::string(".text."));
+}
 
 std::string cudaRoot() {
   if (const char *e = std::getenv("CUDAL1_CUDA_ROOT"); e && *e)
@@ -194,7 +219,12 @@ CompileResult compileVariant(const CompileJob &job) {
 
   std::string root = cudaRoot();
   bool relocatable = isRelocatable(job.flags);
-  std::string firstOut = relocatable ? job.output + ".rdc" : job.output;
+  // nvlink picks the input's kind by its extension and silently ignores a
+  // file it does not recognize ("x.cubin.rdc" gave a module without a single
+  // kernel: "entry point not found" on the H200), so the relocatable object
+  // must end in .cubin.
+  std::string firstOut =
+      relocatable ? job.output + ".rdc.cubin" : job.output;
   ProcessResult p =
       runProcess(nvccCommand(root + "/bin/nvcc", job, relocatable, firstOut),
                  600);
@@ -212,6 +242,13 @@ CompileResult compileVariant(const CompileJob &job) {
     res.log += l.output;
     if (!(l.exited && l.exitCode == 0)) {
       res.log += "\nnvlink: " + l.describe();
+      res.seconds = since(start);
+      return res;
+    }
+    Expected<std::vector<uint8_t>> linked = readWholeFile(job.output);
+    if (!linked.ok() || !cubinDefinesAnyKernel(*linked)) {
+      res.log += "\nnvlink: the linked module defines no kernel (was the "
+                 "relocatable object ignored?)";
       res.seconds = since(start);
       return res;
     }

@@ -3,6 +3,7 @@
 #ifndef CUDAL1_EVAL_COMPILE_H
 #define CUDAL1_EVAL_COMPILE_H
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -43,6 +44,14 @@ std::vector<std::string> nvrtcOptions(const std::vector<std::string> &flags,
 std::vector<std::string> nvccCommand(const std::string &nvcc,
                                      const CompileJob &job, bool relocatable,
                                      const std::string &output);
+
+/// Whether a cubin (ELF) image has a code section for kernel `entry`
+/// (".text.ENTRY"): a cheap check, without a GPU, that a module will have
+/// the entry point the workers ask for.
+bool cubinDefinesKernel(const std::vector<uint8_t> &image,
+                        const std::string &entry);
+/// Whether it has any code section at all.
+bool cubinDefinesAnyKernel(const std::vector<uint8_t> &image);
 
 /// The CUDA toolkit root: $CUDAL1_CUDA_ROOT, else the one found at build time.
 std::string cudaRoot();

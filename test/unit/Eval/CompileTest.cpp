@@ -1,10 +1,12 @@
 // Compiler choice, flag translation, and a real compile of every source in
 // the GPU test bundles (NVRTC and nvcc need no GPU).
+#include "cudal1/Capture/CaptureFile.h"
 #include "cudal1/Eval/Bundle.h"
 #include "cudal1/Eval/Compile.h"
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <unistd.h>
 
 using namespace cudal1;
@@ -48,6 +50,7 @@ TEST(Compile, GpuBundleSourcesCompile) {
   char dir[] = "/tmp/cudal1-compile-test.XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
   std::vector<CompileJob> jobs;
+  std::map<std::string, std::string> entries;
   for (const char *name : {"stencil", "rowsum", "sumsq"}) {
     std::string bdir = std::string(CUDAL1_GPU_BUNDLES) + "/" + name;
     std::FILE *f = std::fopen((bdir + "/manifest.txt").c_str(), "r");
@@ -73,6 +76,7 @@ TEST(Compile, GpuBundleSourcesCompile) {
       j.flags = bundle->flags;
       j.flags.insert(j.flags.end(), v.extraFlags.begin(), v.extraFlags.end());
       jobs.push_back(j);
+      entries[j.id] = v.entry;
     }
   }
   std::vector<CompileResult> res = compileAll(jobs, 2);
@@ -82,6 +86,24 @@ TEST(Compile, GpuBundleSourcesCompile) {
                                     << r.log;
     if (r.id == "stencil-side-stream")
       EXPECT_EQ(r.compiler, "nvcc");
+    // The module must hold the entry point the workers look up: the H200
+    // run got CUDA_ERROR_NOT_FOUND for side-stream, whose nvlink step had
+    // silently dropped its input.
+    if (r.ok) {
+      Expected<std::vector<uint8_t>> image =
+          readWholeFile(std::string(dir) + "/" + r.id + ".cubin");
+      ASSERT_TRUE(image.ok()) << r.id;
+      EXPECT_TRUE(cubinDefinesKernel(*image, entries[r.id]))
+          << r.id << " (" << r.compiler << "): no kernel '" << entries[r.id]
+          << "' in the module";
+    }
+    if (r.id == "stencil-side-stream" && r.ok) {
+      Expected<std::vector<uint8_t>> image =
+          readWholeFile(std::string(dir) + "/" + r.id + ".cubin");
+      ASSERT_TRUE(image.ok());
+      EXPECT_TRUE(cubinDefinesKernel(*image, "stencil_work"));
+      EXPECT_FALSE(cubinDefinesKernel(*image, "stencil_wor"));
+    }
     if (r.id == "stencil-fast")
       EXPECT_EQ(r.compiler, "nvrtc");
   }
