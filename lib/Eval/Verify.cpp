@@ -154,6 +154,33 @@ void compareBuffer(const CompareInput &in, const Tolerance &tol,
     return;
   }
 
+  // Says how many of this buffer's bad elements still hold the poison
+  // pattern (all bytes 0xFF: a NaN the kernel never overwrote), so that "not
+  // written" and "written wrong" can be told apart from a results file.
+  size_t badBefore = result.badElements, unwritten = 0;
+  const unsigned char *vbytes = static_cast<const unsigned char *>(in.variant);
+  auto countUnwritten = [&](size_t i) {
+    size_t es = elemSize(in.elem);
+    for (size_t b = 0; b < es; ++b)
+      if (vbytes[i * es + b] != 0xFF)
+        return;
+    ++unwritten;
+  };
+  auto summarize = [&] {
+    size_t bad = result.badElements - badBefore;
+    if (bad == 0)
+      return;
+    result.notes.push_back(in.buffer + ": " + std::to_string(bad) + " of " +
+                           std::to_string(in.count) + " elements bad, " +
+                           std::to_string(unwritten) +
+                           " of them never written (0xFF poison)");
+  };
+  auto reportFloat = [&](size_t i, std::string expected, std::string got,
+                         std::string allowed) {
+    countUnwritten(i);
+    report(i, std::move(expected), std::move(got), std::move(allowed));
+  };
+
   bool is32 = in.elem == ElemType::F32;
   double scale = in.fastMath ? tol.fastMathScale : 1.0;
   double k = in.fastMath ? tol.k * 4 : tol.k;
@@ -172,8 +199,8 @@ void compareBuffer(const CompareInput &in, const Tolerance &tol,
       double o = loadAsDouble(in.elem, in.original, i);
       if (!std::isfinite(r) || !std::isfinite(v)) {
         if (!sameClass(r, v))
-          report(i, formatDouble(r) + " (reference)", formatDouble(v),
-                 "same class (finite/NaN/Inf) as the reference");
+          reportFloat(i, formatDouble(r) + " (reference)", formatDouble(v),
+                      "same class (finite/NaN/Inf) as the reference");
         continue;
       }
       double errO = std::fabs(o - r);
@@ -181,9 +208,10 @@ void compareBuffer(const CompareInput &in, const Tolerance &tol,
         continue; // the original itself is not finite here: any finite value
       double allowed = k * errO + rel * std::fabs(r) + abs * maxRef;
       if (std::fabs(v - r) > allowed)
-        report(i, formatDouble(r) + " (reference)", formatDouble(v),
-               "+-" + formatDouble(allowed));
+        reportFloat(i, formatDouble(r) + " (reference)", formatDouble(v),
+                    "+-" + formatDouble(allowed));
     }
+    summarize();
     return;
   }
 
@@ -204,15 +232,16 @@ void compareBuffer(const CompareInput &in, const Tolerance &tol,
     double v = loadAsDouble(in.elem, in.variant, i);
     if (!std::isfinite(o) || !std::isfinite(v)) {
       if (!sameClass(o, v))
-        report(i, formatDouble(o) + " (original)", formatDouble(v),
-               "same class as the original");
+        reportFloat(i, formatDouble(o) + " (original)", formatDouble(v),
+                    "same class as the original");
       continue;
     }
     double allowed = fbRel * std::fabs(o) + abs * maxO;
     if (std::fabs(v - o) > allowed)
-      report(i, formatDouble(o) + " (original)", formatDouble(v),
-             "+-" + formatDouble(allowed));
+      reportFloat(i, formatDouble(o) + " (original)", formatDouble(v),
+                  "+-" + formatDouble(allowed));
   }
+  summarize();
 }
 
 } // namespace cudal1

@@ -255,6 +255,14 @@ int main(int argc, char **argv) {
        << e.expected << " | " << s << " | " << (ok ? "yes" : "**NO**")
        << " |\n";
     check(ok, e.bundle + "/" + e.id + ": expected " + e.expected + ", seen " + s);
+    if (!ok && v) {
+      // The whole verdict, so that a failed check can be diagnosed from the
+      // log (run 3 kept only the first detail).
+      for (const std::string &d : v->details)
+        std::printf("       detail %s\n", d.c_str());
+      for (size_t m = 0; m < v->mismatches.size() && m < 4; ++m)
+        std::printf("       mismatch %s\n", v->mismatches[m].c_str());
+    }
   }
   std::string table_md = md.str();
   std::ofstream(outDir + "/fault-injection.md") << table_md;
