@@ -55,7 +55,9 @@ struct VerifyResult {
   std::string mode; ///< "double-reference" or "fallback (...)"
   size_t badElements = 0;
   std::vector<Mismatch> mismatches; ///< the first few
-  std::vector<std::string> notes;   ///< out-of-bounds writes and the like
+  std::vector<std::string> notes;   ///< out-of-bounds writes; per float buffer
+                                    ///< with bad elements, how many of them
+                                    ///< still hold the 0xFF poison
 };
 
 struct CompareInput {
