@@ -24,67 +24,8 @@ using namespace cudal1;
 
 namespace {
 
-/// Kernels defined at the same place as `kernel` (instantiations of one template).
-std::vector<unsigned> siblings(TransformContext &ctx, unsigned kernel) {
-  std::vector<unsigned> out;
-  const ProgramModel &m = ctx.model();
-  for (unsigned i = 0; i < m.kernels.size(); ++i)
-    if (m.kernels[i].pos.str() == m.kernels[kernel].pos.str())
-      out.push_back(i);
-  return out;
-}
 
-/// Finds references to a kernel other than as the callee of a <<<>>> launch
-/// or an argument of an attribute/occupancy query: a cudaLaunchKernel call or
-/// a function pointer launches it with arguments the model does not show.
-class KernelRefs : public RecursiveASTVisitor<KernelRefs> {
-public:
-  KernelRefs(const FunctionDecl *kernel, const SourceManager &sm)
-      : kernel(editableDecl(kernel)->getCanonicalDecl()), sm(sm) {}
-  bool shouldVisitTemplateInstantiations() const { return true; }
 
-  bool VisitCallExpr(CallExpr *ce) {
-    if (auto *kc = dyn_cast<CUDAKernelCallExpr>(ce)) {
-      allowed.insert(kc->getCallee()->IgnoreParenImpCasts());
-      return true;
-    }
-    static const llvm::StringSet<> queries = {
-        "cudaFuncSetAttribute", "cudaFuncGetAttributes", "cudaFuncSetCacheConfig",
-        "cudaFuncSetSharedMemConfig", "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
-        "cudaOccupancyMaxPotentialBlockSize", "cudaOccupancyAvailableDynamicSMemPerBlock"};
-    if (const FunctionDecl *f = ce->getDirectCallee(); f && queries.contains(f->getName()))
-      for (const Expr *a : ce->arguments()) {
-        a = a->IgnoreParenCasts();
-        if (auto *uo = dyn_cast<UnaryOperator>(a); uo && uo->getOpcode() == UO_AddrOf)
-          a = uo->getSubExpr()->IgnoreParenCasts();
-        allowed.insert(a);
-      }
-    return true;
-  }
-  bool VisitDeclRefExpr(DeclRefExpr *e) {
-    auto *f = dyn_cast<FunctionDecl>(e->getDecl());
-    if (!f || editableDecl(f)->getCanonicalDecl() != kernel || allowed.count(e) || !why.empty())
-      return true;
-    why = "the kernel is referenced outside a <<<>>> launch at line " +
-          std::to_string(sm.getPresumedLineNumber(sm.getFileLoc(e->getLocation()))) +
-          ", so some of its launches are not visible";
-    return true;
-  }
-
-  const FunctionDecl *kernel;
-  const SourceManager &sm;
-  llvm::DenseSet<const Expr *> allowed;
-  std::string why;
-};
-
-std::string referencedOutsideLaunches(TransformContext &ctx, unsigned k) {
-  ASTContext &ast = ctx.unit.ast();
-  KernelRefs refs(ctx.unit.kernelDecl(k), ast.getSourceManager());
-  for (Decl *d : ast.getTranslationUnitDecl()->decls())
-    if (ast.getSourceManager().isInMainFile(ast.getSourceManager().getFileLoc(d->getLocation())))
-      refs.TraverseDecl(d);
-  return refs.why;
-}
 
 bool isBuiltinVar(const ValueDecl *d) {
   auto *vd = dyn_cast<VarDecl>(d);
@@ -179,7 +120,7 @@ std::string calleeProblem(const FunctionDecl *fd, std::set<const FunctionDecl *>
 /// each instantiation (they may differ where `if constexpr` drops code).
 std::vector<const Stmt *> bodies(TransformContext &ctx, unsigned kernel) {
   std::vector<const Stmt *> out;
-  for (unsigned s : siblings(ctx, kernel))
+  for (unsigned s : kernelsSharingDefinition(ctx.model(), kernel))
     out.push_back(ctx.unit.kernelDecl(s)->getBody());
   const FunctionDecl *pat = editableDecl(ctx.unit.kernelDecl(kernel));
   if (pat != ctx.unit.kernelDecl(kernel) && pat->getBody())
@@ -232,7 +173,7 @@ StrideCount countStrides(TransformContext &ctx, unsigned kernel) {
 std::vector<unsigned> distinctLaunches(TransformContext &ctx, unsigned kernel) {
   std::vector<unsigned> out;
   std::set<std::string> seen;
-  for (unsigned s : siblings(ctx, kernel))
+  for (unsigned s : kernelsSharingDefinition(ctx.model(), kernel))
     for (unsigned id : ctx.launchesOf(s))
       if (seen.insert(ctx.model().launches[id].pos.str()).second)
         out.push_back(id);

@@ -3,6 +3,7 @@
 // sees the code as the earlier steps left it.
 #include "cudal1/Rewrite/PlanDriver.h"
 #include "cudal1/Frontend/ParsedUnit.h"
+#include "cudal1/Rewrite/RewriteUtils.h"
 #include "cudal1/Rewrite/Transform.h"
 
 #include "clang/AST/ASTContext.h"
@@ -40,14 +41,6 @@ std::vector<unsigned> distinctKernels(const ProgramModel &m, const std::string &
   return out;
 }
 
-/// All kernels defined at the same place as kernel k (its siblings).
-std::vector<unsigned> sameDefinition(const ProgramModel &m, unsigned k) {
-  std::vector<unsigned> out;
-  for (unsigned i = 0; i < m.kernels.size(); ++i)
-    if (m.kernels[i].pos.str() == m.kernels[k].pos.str())
-      out.push_back(i);
-  return out;
-}
 
 /// The targets of a step. Kernel-level steps check legality on every
 /// instantiation of a template but edit it once.
@@ -75,7 +68,7 @@ llvm::Expected<std::vector<Target>> resolve(const ProgramModel &m, const Transfo
       out.push_back({k, -1});
       continue;
     }
-    for (unsigned sib : sameDefinition(m, k))
+    for (unsigned sib : kernelsSharingDefinition(m, k))
       for (const LaunchSite &l : m.launches)
         if (l.kernelIndex == int(sib))
           out.push_back({sib, int(l.id)});
@@ -145,7 +138,7 @@ llvm::Expected<std::string> cudal1::applyPlan(const RewriteInput &in, const Plan
     for (Target tg : *targets) {
       std::vector<unsigned> check = {tg.kernel};
       if (tg.launch < 0)
-        check = sameDefinition(m, tg.kernel);
+        check = kernelsSharingDefinition(m, tg.kernel);
       for (unsigned k : check) {
         Target c{k, tg.launch};
         std::string why = outsideMainFile(m, c);

@@ -5,7 +5,10 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace clang;
 using namespace cudal1;
@@ -115,4 +118,66 @@ std::string cudal1::dependsOnlyOnGlobalIds(TransformContext &ctx, unsigned kerne
     }
   }
   return "";
+}
+
+std::vector<unsigned> cudal1::kernelsSharingDefinition(const ProgramModel &m, unsigned kernel) {
+  std::vector<unsigned> out;
+  for (unsigned i = 0; i < m.kernels.size(); ++i)
+    if (m.kernels[i].pos.str() == m.kernels[kernel].pos.str())
+      out.push_back(i);
+  return out;
+}
+
+namespace {
+/// Finds references to a kernel other than as the callee of a <<<>>> launch
+/// or an argument of an attribute/occupancy query: a cudaLaunchKernel call or
+/// a function pointer launches it with arguments the model does not show.
+class KernelRefs : public RecursiveASTVisitor<KernelRefs> {
+public:
+  KernelRefs(const FunctionDecl *kernel, const SourceManager &sm)
+      : kernel(editableDecl(kernel)->getCanonicalDecl()), sm(sm) {}
+  bool shouldVisitTemplateInstantiations() const { return true; }
+
+  bool VisitCallExpr(CallExpr *ce) {
+    if (auto *kc = dyn_cast<CUDAKernelCallExpr>(ce)) {
+      allowed.insert(kc->getCallee()->IgnoreParenImpCasts());
+      return true;
+    }
+    static const llvm::StringSet<> queries = {
+        "cudaFuncSetAttribute", "cudaFuncGetAttributes", "cudaFuncSetCacheConfig",
+        "cudaFuncSetSharedMemConfig", "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
+        "cudaOccupancyMaxPotentialBlockSize", "cudaOccupancyAvailableDynamicSMemPerBlock"};
+    if (const FunctionDecl *f = ce->getDirectCallee(); f && queries.contains(f->getName()))
+      for (const Expr *a : ce->arguments()) {
+        a = a->IgnoreParenCasts();
+        if (auto *uo = dyn_cast<UnaryOperator>(a); uo && uo->getOpcode() == UO_AddrOf)
+          a = uo->getSubExpr()->IgnoreParenCasts();
+        allowed.insert(a);
+      }
+    return true;
+  }
+  bool VisitDeclRefExpr(DeclRefExpr *e) {
+    auto *f = dyn_cast<FunctionDecl>(e->getDecl());
+    if (!f || editableDecl(f)->getCanonicalDecl() != kernel || allowed.count(e) || !why.empty())
+      return true;
+    why = "the kernel is referenced outside a <<<>>> launch at line " +
+          std::to_string(sm.getPresumedLineNumber(sm.getFileLoc(e->getLocation()))) +
+          ", so some of its launches are not visible";
+    return true;
+  }
+
+  const FunctionDecl *kernel;
+  const SourceManager &sm;
+  llvm::DenseSet<const Expr *> allowed;
+  std::string why;
+};
+} // namespace
+
+std::string cudal1::referencedOutsideLaunches(TransformContext &ctx, unsigned k) {
+  ASTContext &ast = ctx.unit.ast();
+  KernelRefs refs(ctx.unit.kernelDecl(k), ast.getSourceManager());
+  for (Decl *d : ast.getTranslationUnitDecl()->decls())
+    if (ast.getSourceManager().isInMainFile(ast.getSourceManager().getFileLoc(d->getLocation())))
+      refs.TraverseDecl(d);
+  return refs.why;
 }

@@ -44,6 +44,15 @@ const clang::FunctionDecl *editableDecl(const clang::FunctionDecl *fd);
 /// otherwise the reason.
 std::string dependsOnlyOnGlobalIds(TransformContext &ctx, unsigned kernel);
 
+/// Kernels defined at the same place as `kernel` (the instantiations of one
+/// template, which one edit of the definition changes together).
+std::vector<unsigned> kernelsSharingDefinition(const ProgramModel &m, unsigned kernel);
+
+/// "" unless the kernel is referenced outside a <<<>>> launch (e.g. through
+/// cudaLaunchKernel or a function pointer; attribute and occupancy queries
+/// are fine): then some of its launches are invisible, and the reason says where.
+std::string referencedOutsideLaunches(TransformContext &ctx, unsigned kernel);
+
 } // namespace cudal1
 
 #endif
