@@ -405,3 +405,27 @@ bool cudal1::dependsOnGlobalIdsOnly(AffineExpr e, IndexSpace &space) {
   }
   return true;
 }
+
+llvm::SmallVector<AffineExpr> cudal1::gridStrideFold(AffineExpr e, IndexSpace &space,
+                                                     bool &folded) {
+  mlir::MLIRContext *ctx = e.getContext();
+  llvm::SmallVector<AffineExpr> fold;
+  for (unsigned d = 0; d < space.numDims(); ++d)
+    fold.push_back(mlir::getAffineDimExpr(d, ctx));
+  folded = false;
+  static const char *gridSize[] = {"blockDim.x * gridDim.x", "blockDim.y * gridDim.y",
+                                   "blockDim.z * gridDim.z"};
+  for (unsigned d = IndexSpace::NumBuiltinDims; d < space.numDims(); ++d) {
+    auto c = coefficientOf(e, d, space);
+    if (!c || !e.isFunctionOfDim(d) || llvm::isa<mlir::AffineConstantExpr>(*c))
+      continue;
+    for (unsigned x = 0; x < 3; ++x) {
+      auto ct = coefficientOf(e, IndexSpace::ThreadX + x, space);
+      if (ct && sameFunction(*c, *ct * *space.parse(gridSize[x]), space)) {
+        fold[d] = mlir::getAffineConstantExpr(0, ctx);
+        folded = true;
+      }
+    }
+  }
+  return fold;
+}

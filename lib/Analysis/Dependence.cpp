@@ -107,25 +107,8 @@ LinearAccess linearize(const AccessInstance &in, mlir::MLIRContext &ctx) {
   // A grid-stride loop (i = g + k * blockDim * gridDim) walks logical
   // indices: fold its counter into the thread dimension, so that the
   // question becomes whether the logical element indices meet.
-  llvm::SmallVector<AffineExpr> fold;
-  for (unsigned d = 0; d < space.numDims(); ++d)
-    fold.push_back(mlir::getAffineDimExpr(d, &ctx));
   bool folded = false;
-  static const char *gridSize[] = {"blockDim.x * gridDim.x", "blockDim.y * gridDim.y",
-                                   "blockDim.z * gridDim.z"};
-  for (unsigned d = IndexSpace::NumBuiltinDims; d < space.numDims(); ++d) {
-    auto c = coefficientOf(*e, d, space);
-    if (!c || !e->isFunctionOfDim(d))
-      continue;
-    for (unsigned x = 0; x < 3; ++x) {
-      auto ct = coefficientOf(*e, IndexSpace::ThreadX + x, space);
-      if (ct && sameFunction(*c, *ct * *space.parse(gridSize[x]), space) &&
-          !llvm::isa<mlir::AffineConstantExpr>(*c)) {
-        fold[d] = mlir::getAffineConstantExpr(0, &ctx);
-        folded = true;
-      }
-    }
-  }
+  llvm::SmallVector<AffineExpr> fold = gridStrideFold(*e, space, folded);
   auto applyFold = [&](AffineExpr x) { return folded ? x.replaceDims(fold) : x; };
   e = applyFold(*e);
   for (unsigned d = 0; d < 3; ++d) {

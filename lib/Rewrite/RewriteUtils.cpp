@@ -3,6 +3,7 @@
 #include "cudal1/Analysis/AffineIndex.h"
 
 #include "clang/AST/ASTContext.h"
+#include "mlir/IR/MLIRContext.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/SourceManager.h"
@@ -98,11 +99,28 @@ const FunctionDecl *cudal1::editableDecl(const FunctionDecl *fd) {
 std::string cudal1::dependsOnlyOnGlobalIds(TransformContext &ctx, unsigned kernel) {
   const Kernel &k = ctx.model().kernels[kernel];
   IndexSpace space(ctx.mlir);
+  // A grid-stride loop counter is folded into the logical index first: such
+  // a loop covers every element whatever the grid and block.
+  llvm::SmallVector<mlir::AffineExpr> fold;
+  bool folded = false;
   auto check = [&](const std::string &text) -> bool {
     auto e = space.parse(text);
-    return e && !usesOpaque(*e, space) && dependsOnGlobalIdsOnly(*e, space);
+    if (!e || usesOpaque(*e, space))
+      return false;
+    mlir::AffineExpr x = *e;
+    if (folded) {
+      fold.resize(space.numDims(), mlir::AffineExpr());
+      for (unsigned d = 0; d < space.numDims(); ++d)
+        if (!fold[d])
+          fold[d] = mlir::getAffineDimExpr(d, &ctx.mlir);
+      x = x.replaceDims(fold);
+    }
+    return dependsOnGlobalIdsOnly(x, space);
   };
   for (const MemAccess &a : k.accesses) {
+    folded = false;
+    if (auto e = space.parse(a.normalized); e && !usesOpaque(*e, space))
+      fold = gridStrideFold(*e, space, folded);
     if (!check(a.normalized))
       return "the index " + a.param + "[" + a.index + "] at line " + std::to_string(a.pos.line) +
              " depends on the block shape, not only on the global thread id";

@@ -11,6 +11,7 @@
 // RUN: not cudal1-opt %s --plan '@#1: launch-config(block=256)' 2>&1 | FileCheck %s --check-prefix=DIMS
 // RUN: not cudal1-opt %s --plan '@#0: launch-config(block=2048)' 2>&1 | FileCheck %s --check-prefix=BIG
 // RUN: not cudal1-opt %s --plan '@#0: launch-config(block=256, size=2)' 2>&1 | FileCheck %s --check-prefix=PARAM
+// RUN: cudal1-opt %s --plan '@#5: launch-config(block=128)' -o - | grep -v "^ *// [A-Z-]*:" | FileCheck %s --check-prefix=GRIDSTRIDE
 
 __global__ void saxpy(int n, float a, const float *x, float *y) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -49,6 +50,12 @@ __global__ void per_block(float *y, int n) {
     y[blockIdx.x] = 0.0f;
 }
 
+// A grid-stride loop covers every element whatever the grid: legal.
+__global__ void scale_gs(float *y, float s, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+    y[i] *= s;
+}
+
 void run(float *x, float *y, float *t, int n, int rows, int cols) {
   // CHECK: saxpy<<<(unsigned)(((size_t)((n + 255) / 256) * (256) + 511) / 512), 512>>>(n, 2.0f, x, y);
   saxpy<<<(n + 255) / 256, 256>>>(n, 2.0f, x, y);
@@ -59,6 +66,8 @@ void run(float *x, float *y, float *t, int n, int rows, int cols) {
   block_sum<<<(n + 255) / 256, 256>>>(x, y, n);
   fill<<<n / 256, 256>>>(y);
   per_block<<<(n + 255) / 256, 256>>>(y, n);
+  // GRIDSTRIDE: scale_gs<<<(unsigned)(((size_t)(1024) * (256) + 127) / 128), 128>>>(y, 0.5f, n);
+  scale_gs<<<1024, 256>>>(y, 0.5f, n);
 }
 // SHARED: plan:1:6: error: step 1 (launch-config): not legal at launch site #2 ({{.*}}launch-config.cu:{{[0-9]+}}:3): the kernel uses shared memory or barriers, which depend on the block shape
 // UNGUARDED: not legal at launch site #3 {{.*}}: the kernel does not guard its index range, so extra threads would run out of bounds

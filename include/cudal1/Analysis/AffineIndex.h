@@ -91,6 +91,13 @@ std::optional<int64_t> globalCoefficient(mlir::AffineExpr e, unsigned d, IndexSp
 /// Tested at random points, so it also sees through / and %.
 bool dependsOnGlobalIdsOnly(mlir::AffineExpr e, IndexSpace &space);
 
+/// Replacements for the dimensions of `e` (for replaceDims) that set to 0
+/// every loop counter whose coefficient is the thread coefficient times
+/// blockDim.d * gridDim.d: the counter of a grid-stride loop, which then
+/// reads as the logical element index. `folded` says whether any was.
+llvm::SmallVector<mlir::AffineExpr> gridStrideFold(mlir::AffineExpr e, IndexSpace &space,
+                                                   bool &folded);
+
 /// A stride: an integer, a symbolic expression, or unknown.
 struct Stride {
   enum class Kind { Constant, Symbolic, Unknown } kind = Kind::Unknown;
