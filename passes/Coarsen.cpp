@@ -21,7 +21,7 @@ namespace {
 /// "" when the kernel is grid-stride already in a way a smaller grid keeps
 /// correct, else the reason.
 std::string alreadyGridStride(TransformContext &ctx, unsigned kernel) {
-  for (unsigned k : gridstride::sameDefinition(ctx.model(), kernel)) {
+  for (unsigned k : kernelsSharingDefinition(ctx.model(), kernel)) {
     if (!ctx.analysis(k).gridStride)
       return "not grid-stride";
     if (std::string why = gridstride::gridStrideCoversWork(ctx, k); !why.empty())

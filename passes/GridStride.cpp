@@ -477,13 +477,6 @@ void removeStmt(ASTContext &ast, Rewriter &rw, const Stmt *s, SourceLocation aft
 
 } // namespace
 
-std::vector<unsigned> gridstride::sameDefinition(const ProgramModel &m, unsigned kernel) {
-  std::vector<unsigned> out;
-  for (unsigned i = 0; i < m.kernels.size(); ++i)
-    if (m.kernels[i].pos.str() == m.kernels[kernel].pos.str())
-      out.push_back(i);
-  return out;
-}
 
 bool gridstride::usesThreadIdentity(const Stmt *s) {
   llvm::DenseSet<const FunctionDecl *> seen;
@@ -491,7 +484,7 @@ bool gridstride::usesThreadIdentity(const Stmt *s) {
 }
 
 std::string gridstride::legality(TransformContext &ctx, unsigned kernel) {
-  for (unsigned k : sameDefinition(ctx.model(), kernel))
+  for (unsigned k : kernelsSharingDefinition(ctx.model(), kernel))
     if (std::string why = legalOne(ctx, k); !why.empty())
       return why;
   return "";

@@ -37,8 +37,6 @@ std::string legality(TransformContext &ctx, unsigned kernel);
 /// again for the same definition in the same context edits nothing.
 void apply(TransformContext &ctx, unsigned kernel);
 
-/// Kernels defined at the same place as `kernel` (its template siblings).
-std::vector<unsigned> sameDefinition(const ProgramModel &m, unsigned kernel);
 
 /// Whether the kernel uses threadIdx or blockIdx, a barrier or a warp
 /// intrinsic inside `s`, directly or in a device function it calls.

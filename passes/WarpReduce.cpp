@@ -246,7 +246,7 @@ std::string WarpReduce::legality(TransformContext &ctx, Target t) const {
     return why;
   // Instantiations of one template must agree on the value type (the
   // rewrite names it).
-  for (unsigned k : gridstride::sameDefinition(ctx.model(), t.kernel)) {
+  for (unsigned k : kernelsSharingDefinition(ctx.model(), t.kernel)) {
     Match o;
     if (k != t.kernel && match(ctx, k, o).empty() && o.type != m.type)
       return "the template's instantiations add different types";

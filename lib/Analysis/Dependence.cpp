@@ -32,17 +32,21 @@ const char *cudal1::toString(DependenceResult r) {
   return "unknown";
 }
 
+namespace {
+/// Order of severity: a worse result dominates when combining.
+int rank(DependenceResult r) {
+  switch (r) {
+  case DependenceResult::Disjoint: return 0;
+  case DependenceResult::SameThread: return 1;
+  case DependenceResult::Unknown: return 2;
+  case DependenceResult::CrossThread: return 3;
+  }
+  return 2;
+}
+} // namespace
+
 DependenceResult LaunchDependence::overall() const {
   DependenceResult worst = DependenceResult::Disjoint;
-  auto rank = [](DependenceResult r) {
-    switch (r) {
-    case DependenceResult::Disjoint: return 0;
-    case DependenceResult::SameThread: return 1;
-    case DependenceResult::Unknown: return 2;
-    case DependenceResult::CrossThread: return 3;
-    }
-    return 2;
-  };
   for (const BufferDependence &b : buffers)
     if (rank(b.result) > rank(worst))
       worst = b.result;
@@ -355,15 +359,6 @@ std::vector<std::pair<std::string, std::string>> renaming(const Kernel &k, const
   return r;
 }
 
-int rank(DependenceResult r) {
-  switch (r) {
-  case DependenceResult::Disjoint: return 0;
-  case DependenceResult::SameThread: return 1;
-  case DependenceResult::Unknown: return 2;
-  case DependenceResult::CrossThread: return 3;
-  }
-  return 2;
-}
 
 } // namespace
 
