@@ -36,9 +36,7 @@ std::vector<std::string> splitWords(const std::string &line) {
   return words;
 }
 
-namespace {
-
-bool validId(const std::string &id) {
+bool isValidVariantId(const std::string &id) {
   if (id.empty() || id.size() > 64)
     return false;
   for (char c : id)
@@ -47,7 +45,7 @@ bool validId(const std::string &id) {
   return true;
 }
 
-bool safeRelativePath(const std::string &p) {
+bool isSafeRelativePath(const std::string &p) {
   if (p.empty() || p[0] == '/')
     return false;
   std::stringstream ss(p);
@@ -57,6 +55,12 @@ bool safeRelativePath(const std::string &p) {
       return false;
   return true;
 }
+
+std::string quoteIfNeeded(const std::string &w) {
+  return w.find_first_of(" \t") == std::string::npos ? w : "\"" + w + "\"";
+}
+
+namespace {
 
 bool parseUnsigned(const std::string &s, uint32_t &out) {
   if (s.empty())
@@ -99,23 +103,19 @@ std::string joinComma(const std::vector<std::string> &v) {
   return s;
 }
 
-std::string quoteIfNeeded(const std::string &w) {
-  return w.find_first_of(" \t") == std::string::npos ? w : "\"" + w + "\"";
-}
-
 // Reads "ID FILE key=value..." (or "FILE key=value..." when hasId is false).
 Status parseVariant(const std::vector<std::string> &w, size_t first,
                     bool hasId, VariantSpec &v, const std::string &where) {
   size_t i = first;
   if (hasId) {
-    if (i >= w.size() || !validId(w[i]))
+    if (i >= w.size() || !isValidVariantId(w[i]))
       return makeError(where, ": variant id missing or not made of letters, "
                               "digits, '_', '-', '.'");
     v.id = w[i++];
   }
   if (i >= w.size())
     return makeError(where, ": source file missing");
-  if (!safeRelativePath(w[i]))
+  if (!isSafeRelativePath(w[i]))
     return makeError(where, ": '", w[i],
                      "' must be a relative path inside the bundle");
   v.source = w[i++];
@@ -236,7 +236,7 @@ Expected<Bundle> parseManifest(const std::string &text, const std::string &dir,
           return makeError(where, ": compiler must be auto, nvrtc or nvcc");
         b.compiler = w[1];
       } else if (d == "capture") {
-        if (!safeRelativePath(w[1]))
+        if (!isSafeRelativePath(w[1]))
           return makeError(where, ": '", w[1],
                            "' must be a relative path inside the bundle");
         b.captures.push_back(w[1]);

@@ -2,6 +2,8 @@
 // writes a results file. Flags only; the work is in lib/Eval.
 #include "cudal1/Eval/Cuda.h"
 #include "cudal1/Eval/Evaluator.h"
+#include "cudal1/Eval/ProgramEval.h"
+#include "cudal1/Capture/CaptureFile.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -21,7 +23,9 @@ const char *kUsage =
     "\n"
     "Compiles the bundle's variants, verifies each against the double-precision\n"
     "reference in its own process, times the verified ones against the original\n"
-    "and writes RESULTS (default BUNDLE/results.txt). See docs/Evaluator.md.\n"
+    "and writes RESULTS (default BUNDLE/results.txt). A program bundle (first\n"
+    "line 'cudal1-program-bundle 1') is built, run and compared by its printed\n"
+    "output instead. See docs/Evaluator.md.\n"
     "  --gpu N          GPU ordinal (default 0)\n"
     "  --jobs J         parallel compiles (default: all cores)\n"
     "  --time-budget S  seconds for the whole evaluation (default: none)\n"
@@ -120,18 +124,42 @@ int main(int argc, char **argv) {
   if (bundleDir.empty())
     return usageError("no bundle given");
 
-  Expected<Bundle> bundle = readBundle(bundleDir);
-  if (!bundle.ok()) {
-    std::fprintf(stderr, "cudal1-eval: %s\n", bundle.error().message().c_str());
-    return 1;
-  }
   bool terminal = ::isatty(2);
   if (terminal)
     opts.progress = [](const std::string &m) {
       std::fprintf(stderr, "\r\033[K[cudal1-eval] %s", m.c_str());
       std::fflush(stderr);
     };
-  Expected<EvalResults> results = evaluateBundle(*bundle, opts);
+  // Program bundles (whole programs, built and run) or kernel bundles.
+  Expected<std::vector<uint8_t>> manifest =
+      readWholeFile(bundleDir + "/manifest.txt");
+  bool programLevel =
+      manifest.ok() &&
+      isProgramManifest(std::string(manifest->begin(), manifest->end()));
+  Expected<EvalResults> results = Status::error("not evaluated");
+  if (programLevel) {
+    Expected<ProgramBundle> pb = readProgramBundle(bundleDir);
+    if (!pb.ok()) {
+      std::fprintf(stderr, "cudal1-eval: %s\n", pb.error().message().c_str());
+      return 1;
+    }
+    ProgramEvalOptions po;
+    po.jobs = opts.jobs;
+    po.timeBudget = opts.timeBudget;
+    po.seed = opts.seed;
+    po.progress = opts.progress;
+    if (opts.keepWork)
+      po.workDir = opts.workDir, po.keepWork = true;
+    results = evaluateProgramBundle(*pb, po);
+  } else {
+    Expected<Bundle> bundle = readBundle(bundleDir);
+    if (!bundle.ok()) {
+      std::fprintf(stderr, "cudal1-eval: %s\n",
+                   bundle.error().message().c_str());
+      return 1;
+    }
+    results = evaluateBundle(*bundle, opts);
+  }
   if (terminal)
     std::fprintf(stderr, "\r\033[K");
   if (!results.ok()) {

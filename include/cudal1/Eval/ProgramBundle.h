@@ -1,0 +1,60 @@
+// A program bundle: what a GPU machine needs to evaluate variants of a whole
+// program (docs/formats/program-bundle.md). Program-level rewrites (graphs,
+// streams, fusion, dropped synchronizations) and launch-level ones change
+// host code, which kernel replay cannot judge: the variant program is built
+// with the user's command, run against the original in interleaved rounds,
+// and its printed output compared.
+#ifndef CUDAL1_EVAL_PROGRAMBUNDLE_H
+#define CUDAL1_EVAL_PROGRAMBUNDLE_H
+
+#include "cudal1/Eval/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace cudal1 {
+
+constexpr int kProgramBundleVersion = 1;
+
+struct ProgramVariant {
+  std::string id;
+  std::string source;    ///< relative to the bundle directory
+  bool fastMath = false; ///< compared with the looser tolerance
+};
+
+struct ProgramBundle {
+  std::string dir;
+  /// The user's compile command; {src} and {exe} are replaced.
+  std::vector<std::string> build;
+  /// The command that runs a built program; {exe} is replaced.
+  std::vector<std::string> run;
+  /// ECMAScript regex whose first group is the program's own time of its GPU
+  /// region in milliseconds (e.g. "^gpu_ms=(\\S+)"). Empty: the wall time of
+  /// the whole process is timed instead (launch and context set-up included).
+  std::string timeRegex;
+  /// Output lines left out of the comparison (timings, dates, addresses);
+  /// lines matching timeRegex are always left out.
+  std::string ignoreRegex;
+  double rel = 1e-4;          ///< relative tolerance on printed numbers
+  double abs = 0;             ///< absolute tolerance on printed numbers
+  double fastMathScale = 100; ///< rel and abs times this for fast-math plans
+  ProgramVariant original;
+  std::vector<ProgramVariant> variants;
+  std::string path(const std::string &relative) const {
+    return dir + "/" + relative;
+  }
+};
+
+/// True when manifest text starts with the program-bundle header.
+bool isProgramManifest(const std::string &text);
+Expected<ProgramBundle> parseProgramManifest(const std::string &text,
+                                             const std::string &dir,
+                                             const std::string &name);
+/// Reads DIR/manifest.txt and checks that the sources it names exist.
+Expected<ProgramBundle> readProgramBundle(const std::string &dir);
+std::string formatProgramManifest(const ProgramBundle &bundle);
+Status writeProgramManifest(const ProgramBundle &bundle, const std::string &dir);
+
+} // namespace cudal1
+
+#endif

@@ -1,0 +1,57 @@
+// Program-level evaluation (docs/Evaluator.md, "Whole programs"): builds a
+// program bundle's original and variants with the user's command, checks
+// each variant's printed output against the original's, and times them in
+// interleaved rounds. Results use the kernel-level format and statistics.
+#ifndef CUDAL1_EVAL_PROGRAMEVAL_H
+#define CUDAL1_EVAL_PROGRAMEVAL_H
+
+#include "cudal1/Eval/Error.h"
+#include "cudal1/Eval/ProgramBundle.h"
+#include "cudal1/Eval/Results.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace cudal1 {
+
+struct ProgramEvalOptions {
+  int jobs = 0;              ///< parallel builds; 0: all cores
+  double timeBudget = 0;     ///< seconds for the timing rounds; 0: none
+  int minRounds = 5;         ///< timing rounds at least (budget permitting)
+  int maxRounds = 15;
+  double runTimeout = 60;    ///< per run of a program (a hang is killed)
+  std::string workDir;       ///< empty: a fresh directory under $TMPDIR
+  bool keepWork = false;
+  uint64_t seed = 1;
+  std::function<void(const std::string &)> progress;
+};
+
+/// What one run printed, split for comparison.
+struct ProgramOutput {
+  std::vector<std::string> lines; ///< compared lines (ignored ones removed)
+  bool haveTime = false;
+  double timeMs = 0; ///< from the bundle's time regex
+};
+
+/// Splits stdout into compared lines and the reported time.
+ProgramOutput splitProgramOutput(const std::string &stdoutText,
+                                 const ProgramBundle &bundle);
+
+/// Compares a variant's output with the original's. Numbers compare within
+/// rel/abs (integers exactly), widened where the original's two runs
+/// (`first`, `second`) differ; text compares exactly. Appends up to
+/// `maxMismatches` descriptions; true when everything matches.
+bool compareProgramOutputs(const std::vector<std::string> &first,
+                           const std::vector<std::string> &second,
+                           const std::vector<std::string> &variant,
+                           double rel, double abs,
+                           std::vector<std::string> &mismatches,
+                           size_t maxMismatches = 8);
+
+Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &bundle,
+                                            const ProgramEvalOptions &options);
+
+} // namespace cudal1
+
+#endif

@@ -1,0 +1,222 @@
+// Program-bundle manifests: the same line format as kernel bundles.
+#include "cudal1/Eval/ProgramBundle.h"
+#include "cudal1/Capture/CaptureFile.h"
+#include "cudal1/Eval/Bundle.h"
+#include "cudal1/Eval/Verify.h"
+
+#include <cstdlib>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <sys/stat.h>
+
+namespace cudal1 {
+
+namespace {
+const char *const kHeader = "cudal1-program-bundle";
+
+bool parseNumber(const std::string &s, double &out) {
+  char *end = nullptr;
+  out = std::strtod(s.c_str(), &end);
+  return !s.empty() && *end == 0 && out >= 0;
+}
+
+Status checkRegex(const std::string &re, const std::string &where) {
+  try {
+    std::regex r(re);
+  } catch (const std::regex_error &e) {
+    return makeError(where, ": bad regular expression '", re, "': ", e.what());
+  }
+  return Status::success();
+}
+
+bool mentions(const std::vector<std::string> &words, const char *what) {
+  for (const std::string &w : words)
+    if (w.find(what) != std::string::npos)
+      return true;
+  return false;
+}
+
+Status parseProgramVariant(const std::vector<std::string> &w, size_t first,
+                           bool hasId, ProgramVariant &v,
+                           const std::string &where) {
+  size_t i = first;
+  if (hasId) {
+    if (i >= w.size() || !isValidVariantId(w[i]))
+      return makeError(where, ": variant id missing or not made of letters, "
+                              "digits, '_', '-', '.'");
+    v.id = w[i++];
+  }
+  if (i >= w.size())
+    return makeError(where, ": source file missing");
+  if (!isSafeRelativePath(w[i]))
+    return makeError(where, ": '", w[i],
+                     "' must be a relative path inside the bundle");
+  v.source = w[i++];
+  for (; i < w.size(); ++i) {
+    if (w[i] == "fast-math")
+      v.fastMath = true;
+    else
+      return makeError(where, ": unexpected '", w[i],
+                       "' (a variant line is: variant ID FILE [fast-math])");
+  }
+  return Status::success();
+}
+} // namespace
+
+bool isProgramManifest(const std::string &text) {
+  size_t i = text.find_first_not_of(" \t\r\n");
+  return i != std::string::npos && text.compare(i, 21, kHeader) == 0;
+}
+
+Expected<ProgramBundle> parseProgramManifest(const std::string &text,
+                                             const std::string &dir,
+                                             const std::string &name) {
+  ProgramBundle b;
+  b.dir = dir;
+  std::istringstream in(text);
+  std::string line;
+  int lineNo = 0;
+  bool sawHeader = false, sawOriginal = false;
+  std::set<std::string> ids = {"original"};
+  while (std::getline(in, line)) {
+    ++lineNo;
+    std::string where = name + ":" + std::to_string(lineNo);
+    // Comments start with '#' at the start of a line only: regexes and
+    // commands may hold '#'.
+    size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == '#')
+      continue;
+    std::vector<std::string> w = splitWords(line);
+    if (w.empty())
+      continue;
+    if (!sawHeader) {
+      if (w[0] != kHeader || w.size() != 2)
+        return makeError(where, ": not a cudal1 program bundle (the first "
+                                "line must be '", kHeader, " 1')");
+      if (w[1] != std::to_string(kProgramBundleVersion))
+        return makeError(where, ": program bundle version ", w[1],
+                         " is not supported (this build reads version ",
+                         kProgramBundleVersion, ")");
+      sawHeader = true;
+      continue;
+    }
+    const std::string &d = w[0];
+    std::vector<std::string> rest(w.begin() + 1, w.end());
+    if (d == "build") {
+      if (!mentions(rest, "{src}") || !mentions(rest, "{exe}"))
+        return makeError(where, ": the build command must contain {src} and "
+                                "{exe}");
+      b.build = rest;
+    } else if (d == "run") {
+      if (!mentions(rest, "{exe}"))
+        return makeError(where, ": the run command must contain {exe}");
+      b.run = rest;
+    } else if (d == "time-regex" || d == "ignore-regex") {
+      if (rest.size() != 1)
+        return makeError(where, ": '", d, "' takes one value (quote it)");
+      if (Status s = checkRegex(rest[0], where); !s.ok())
+        return s;
+      (d == "time-regex" ? b.timeRegex : b.ignoreRegex) = rest[0];
+    } else if (d == "tolerance") {
+      for (const std::string &kv : rest) {
+        size_t eq = kv.find('=');
+        double v = 0;
+        if (eq == std::string::npos || !parseNumber(kv.substr(eq + 1), v))
+          return makeError(where, ": bad tolerance setting '", kv, "'");
+        std::string key = kv.substr(0, eq);
+        if (key == "rel")
+          b.rel = v;
+        else if (key == "abs")
+          b.abs = v;
+        else if (key == "fast-math-scale")
+          b.fastMathScale = v;
+        else
+          return makeError(where, ": unknown tolerance key '", key,
+                           "' (rel, abs, fast-math-scale)");
+      }
+    } else if (d == "original") {
+      if (sawOriginal)
+        return makeError(where, ": a second 'original'");
+      b.original.id = "original";
+      if (Status s = parseProgramVariant(w, 1, false, b.original, where);
+          !s.ok())
+        return s;
+      sawOriginal = true;
+    } else if (d == "variant") {
+      ProgramVariant v;
+      if (Status s = parseProgramVariant(w, 1, true, v, where); !s.ok())
+        return s;
+      if (!ids.insert(v.id).second)
+        return makeError(where, ": variant id '", v.id, "' is used twice");
+      b.variants.push_back(v);
+    } else {
+      return makeError(where, ": unknown directive '", d, "'");
+    }
+  }
+  if (!sawHeader)
+    return makeError(name, ": empty manifest");
+  if (b.build.empty())
+    return makeError(name, ": no 'build' command");
+  if (b.run.empty())
+    return makeError(name, ": no 'run' command");
+  if (!sawOriginal)
+    return makeError(name, ": no 'original'");
+  return b;
+}
+
+std::string formatProgramManifest(const ProgramBundle &b) {
+  std::ostringstream os;
+  os << kHeader << " " << kProgramBundleVersion << "\n";
+  auto words = [&](const char *d, const std::vector<std::string> &w) {
+    os << d;
+    for (const std::string &x : w)
+      os << " " << quoteIfNeeded(x);
+    os << "\n";
+  };
+  words("build", b.build);
+  words("run", b.run);
+  if (!b.timeRegex.empty())
+    os << "time-regex \"" << b.timeRegex << "\"\n";
+  if (!b.ignoreRegex.empty())
+    os << "ignore-regex \"" << b.ignoreRegex << "\"\n";
+  os << "tolerance rel=" << formatDouble(b.rel) << " abs=" << formatDouble(b.abs)
+     << " fast-math-scale=" << formatDouble(b.fastMathScale) << "\n";
+  os << "original " << quoteIfNeeded(b.original.source)
+     << (b.original.fastMath ? " fast-math" : "") << "\n";
+  for (const ProgramVariant &v : b.variants)
+    os << "variant " << v.id << " " << quoteIfNeeded(v.source)
+       << (v.fastMath ? " fast-math" : "") << "\n";
+  return os.str();
+}
+
+Expected<ProgramBundle> readProgramBundle(const std::string &dir) {
+  std::string manifest = dir + "/manifest.txt";
+  Expected<std::vector<uint8_t>> data = readWholeFile(manifest);
+  if (!data.ok())
+    return makeError("not a bundle: ", data.error().message());
+  Expected<ProgramBundle> b = parseProgramManifest(
+      std::string(data->begin(), data->end()), dir, manifest);
+  if (!b.ok())
+    return b;
+  auto exists = [&](const std::string &rel) -> Status {
+    struct stat st;
+    if (::stat(b->path(rel).c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+      return makeError(manifest, ": source '", rel, "' does not exist");
+    return Status::success();
+  };
+  if (Status s = exists(b->original.source); !s.ok())
+    return s;
+  for (const ProgramVariant &v : b->variants)
+    if (Status s = exists(v.source); !s.ok())
+      return s;
+  return b;
+}
+
+Status writeProgramManifest(const ProgramBundle &bundle,
+                            const std::string &dir) {
+  std::string text = formatProgramManifest(bundle);
+  return writeFileAtomically(dir + "/manifest.txt", text.data(), text.size());
+}
+
+} // namespace cudal1

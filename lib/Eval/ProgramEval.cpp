@@ -1,0 +1,456 @@
+// Program-level evaluation: build, verify by output, time in rounds.
+#include "cudal1/Eval/ProgramEval.h"
+#include "cudal1/Eval/Process.h"
+#include "cudal1/Eval/Stats.h"
+#include "cudal1/Eval/Verify.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <map>
+#include <mutex>
+#include <random>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+namespace cudal1 {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::string nowUtc() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string substitute(std::string word, const std::string &key,
+                       const std::string &value) {
+  for (size_t p; (p = word.find(key)) != std::string::npos;)
+    word.replace(p, key.size(), value);
+  return word;
+}
+
+std::vector<std::string> expand(const std::vector<std::string> &words,
+                                const std::string &src, const std::string &exe,
+                                const std::string &bundleDir) {
+  std::vector<std::string> out;
+  for (std::string w : words) {
+    w = substitute(w, "{src}", src);
+    w = substitute(w, "{exe}", exe);
+    w = substitute(w, "{bundle}", bundleDir);
+    out.push_back(w);
+  }
+  return out;
+}
+
+std::string tail(const std::string &text, size_t lines) {
+  size_t pos = text.size();
+  for (size_t n = 0; n <= lines && pos > 0; ++n) {
+    size_t p = text.rfind('\n', pos - 1);
+    if (p == std::string::npos) {
+      pos = 0;
+      break;
+    }
+    pos = p;
+  }
+  std::string t = text.substr(pos);
+  while (!t.empty() && (t[0] == '\n'))
+    t.erase(0, 1);
+  return t;
+}
+
+/// A line cut into the text between numbers and the numbers themselves. A
+/// number is delimited by non-word characters on both sides, so "sm_90" and
+/// "l1_relu" stay text.
+struct Tokens {
+  std::string skeleton; ///< text with each number replaced by '#'
+  std::vector<std::string> numbers;
+};
+
+bool isWordChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+}
+
+Tokens tokenize(const std::string &line) {
+  Tokens t;
+  size_t i = 0;
+  while (i < line.size()) {
+    bool boundary = i == 0 || !isWordChar(line[i - 1]);
+    char c = line[i];
+    bool mayStart = std::isdigit(static_cast<unsigned char>(c)) || c == '-' ||
+                    c == '+' || c == '.' || c == 'n' || c == 'N' ||
+                    c == 'i' || c == 'I';
+    if (boundary && mayStart) {
+      const char *begin = line.c_str() + i;
+      char *end = nullptr;
+      std::strtod(begin, &end);
+      size_t len = size_t(end - begin);
+      if (len > 0 && (i + len == line.size() || !isWordChar(line[i + len]) ||
+                      line[i + len] == '.')) {
+        t.skeleton += '#';
+        t.numbers.push_back(line.substr(i, len));
+        i += len;
+        continue;
+      }
+    }
+    t.skeleton += c;
+    ++i;
+  }
+  return t;
+}
+
+bool looksIntegral(const std::string &s) {
+  return s.find_first_of(".eEnNiIxX") == std::string::npos;
+}
+
+} // namespace
+
+ProgramOutput splitProgramOutput(const std::string &text,
+                                 const ProgramBundle &b) {
+  ProgramOutput out;
+  std::regex timeRe, ignoreRe;
+  bool haveTimeRe = !b.timeRegex.empty(), haveIgnore = !b.ignoreRegex.empty();
+  if (haveTimeRe)
+    timeRe = std::regex(b.timeRegex);
+  if (haveIgnore)
+    ignoreRe = std::regex(b.ignoreRegex);
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (haveTimeRe && std::regex_search(line, m, timeRe)) {
+      if (!out.haveTime && m.size() > 1) {
+        char *end = nullptr;
+        std::string v = m[1].str();
+        double ms = std::strtod(v.c_str(), &end);
+        if (end != v.c_str() && std::isfinite(ms) && ms >= 0) {
+          out.haveTime = true;
+          out.timeMs = ms;
+        }
+      }
+      continue;
+    }
+    if (haveIgnore && std::regex_search(line, ignoreRe))
+      continue;
+    out.lines.push_back(line);
+  }
+  return out;
+}
+
+bool compareProgramOutputs(const std::vector<std::string> &first,
+                           const std::vector<std::string> &second,
+                           const std::vector<std::string> &variant,
+                           double rel, double abs,
+                           std::vector<std::string> &mismatches,
+                           size_t maxMismatches) {
+  bool pass = true;
+  auto bad = [&](std::string what) {
+    pass = false;
+    if (mismatches.size() < maxMismatches)
+      mismatches.push_back(std::move(what));
+  };
+  if (variant.size() != first.size()) {
+    bad("printed " + std::to_string(variant.size()) + " compared lines, the "
+        "original " + std::to_string(first.size()));
+    return false;
+  }
+  for (size_t l = 0; l < first.size(); ++l) {
+    Tokens o = tokenize(first[l]), v = tokenize(variant[l]);
+    Tokens o2 = l < second.size() ? tokenize(second[l]) : o;
+    std::string where = "line " + std::to_string(l + 1);
+    if (o.skeleton != v.skeleton || o.numbers.size() != v.numbers.size()) {
+      bad(where + ": expected '" + first[l] + "', got '" + variant[l] + "'");
+      continue;
+    }
+    bool sameShape2 = o2.skeleton == o.skeleton &&
+                      o2.numbers.size() == o.numbers.size();
+    for (size_t k = 0; k < o.numbers.size(); ++k) {
+      double x = std::strtod(o.numbers[k].c_str(), nullptr);
+      double y = std::strtod(v.numbers[k].c_str(), nullptr);
+      double spread = 0;
+      if (sameShape2) {
+        double x2 = std::strtod(o2.numbers[k].c_str(), nullptr);
+        spread = std::isfinite(x2) && std::isfinite(x) ? std::fabs(x2 - x) : 0;
+      }
+      std::string item = where + " number " + std::to_string(k + 1) +
+                         ": expected " + o.numbers[k] + ", got " +
+                         v.numbers[k];
+      if (!std::isfinite(x) || !std::isfinite(y)) {
+        bool same = std::isnan(x) ? std::isnan(y) : x == y;
+        if (!same)
+          bad(item + " (NaN/Inf must match the original's)");
+        continue;
+      }
+      if (looksIntegral(o.numbers[k]) && looksIntegral(v.numbers[k]) &&
+          spread == 0) {
+        if (x != y)
+          bad(item + " (integers compare exactly)");
+        continue;
+      }
+      double allowed =
+          std::max(rel * std::max(std::fabs(x), std::fabs(y)), 4 * spread) +
+          abs;
+      if (std::fabs(x - y) > allowed)
+        bad(item + ", allowed +-" + formatDouble(allowed));
+    }
+  }
+  return pass;
+}
+
+Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
+                                            const ProgramEvalOptions &opts) {
+  auto start = Clock::now();
+  auto progress = [&](const std::string &m) {
+    if (opts.progress)
+      opts.progress(m);
+  };
+  EvalResults res;
+  res.bundle = b.dir;
+  res.date = nowUtc();
+  res.gpu = "(program level)";
+
+  std::string work = opts.workDir;
+  if (work.empty()) {
+    const char *tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") +
+                          "/cudal1-progeval.XXXXXX";
+    std::vector<char> buf(pattern.begin(), pattern.end());
+    buf.push_back(0);
+    if (!::mkdtemp(buf.data()))
+      return makeError("cannot create a work directory at ", pattern);
+    work = buf.data();
+  } else {
+    runProcess({"mkdir", "-p", work}, 30);
+  }
+  auto cleanup = [&] {
+    if (!opts.keepWork && opts.workDir.empty())
+      runProcess({"rm", "-rf", work}, 60);
+  };
+
+  // 1. Build everything in parallel.
+  std::vector<ProgramVariant> all = {b.original};
+  all.insert(all.end(), b.variants.begin(), b.variants.end());
+  res.results.resize(all.size());
+  std::vector<std::string> exes(all.size());
+  std::atomic<size_t> next{0};
+  std::mutex mutex;
+  size_t built = 0;
+  auto buildOne = [&] {
+    for (size_t i; (i = next++) < all.size();) {
+      VariantResult &v = res.results[i];
+      v.id = all[i].id;
+      v.compiler = "program";
+      exes[i] = work + "/" + all[i].id + ".exe";
+      ProcessResult p = runProcess(
+          expand(b.build, b.path(all[i].source), exes[i], b.dir), 900);
+      v.compileSeconds = p.seconds;
+      if (!(p.exited && p.exitCode == 0)) {
+        v.outcome = Outcome::CompileError;
+        v.details.push_back(tail(p.output, 6) + " (" + p.describe() + ")");
+      }
+      std::lock_guard<std::mutex> lock(mutex);
+      progress("build " + std::to_string(++built) + "/" +
+               std::to_string(all.size()) + " " + v.id);
+    }
+  };
+  int parallel = opts.jobs > 0
+                     ? opts.jobs
+                     : int(std::max(1u, std::thread::hardware_concurrency()));
+  {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < std::min<int>(parallel, int(all.size())); ++t)
+      threads.emplace_back(buildOne);
+    for (std::thread &t : threads)
+      t.join();
+  }
+  if (res.results[0].outcome == Outcome::CompileError) {
+    std::string why = res.results[0].details.empty() ? ""
+                                                     : res.results[0].details[0];
+    cleanup();
+    return makeError("the original does not build: ", why);
+  }
+
+  // One run: outcome plus what it printed.
+  struct Run {
+    bool ok = false;
+    Outcome fault = Outcome::Crash;
+    std::string detail;
+    ProgramOutput out;
+    double wallMs = 0;
+  };
+  int originalExit = 0;
+  auto runOnce = [&](size_t i) {
+    Run r;
+    ProcessResult p =
+        runProcess(expand(b.run, b.path(all[i].source), exes[i], b.dir),
+                   opts.runTimeout);
+    r.wallMs = p.seconds * 1000;
+    if (p.timedOut) {
+      r.fault = Outcome::Timeout;
+      r.detail = "killed after " + formatDouble(opts.runTimeout) + " s";
+      return r;
+    }
+    if (!p.exited || (i > 0 && p.exitCode != originalExit)) {
+      r.fault = Outcome::Crash;
+      r.detail = p.describe() + ": " + tail(p.output, 3);
+      return r;
+    }
+    if (i == 0)
+      originalExit = p.exitCode;
+    r.out = splitProgramOutput(p.output, b);
+    if (!b.timeRegex.empty() && !r.out.haveTime) {
+      r.fault = Outcome::Wrong;
+      r.detail = "no line matching the time regex '" + b.timeRegex + "'";
+      return r;
+    }
+    r.ok = true;
+    return r;
+  };
+  auto timeOf = [&](const Run &r) {
+    return b.timeRegex.empty() ? r.wallMs : r.out.timeMs;
+  };
+
+  // 2. The original twice: its output, and how much its numbers move.
+  progress("verify original");
+  Run o1 = runOnce(0);
+  if (!o1.ok) {
+    cleanup();
+    return makeError("the original fails: ", o1.detail);
+  }
+  Run o2 = runOnce(0);
+  if (!o2.ok) {
+    cleanup();
+    return makeError("the original fails on its second run: ", o2.detail);
+  }
+  {
+    std::vector<std::string> mm;
+    if (!compareProgramOutputs(o1.out.lines, o1.out.lines, o2.out.lines, 0.5,
+                               0, mm, 3)) {
+      cleanup();
+      return makeError("the original's output changes from run to run beyond "
+                       "numbers (",
+                       mm.empty() ? std::string() : mm[0],
+                       "): set an ignore-regex for such lines");
+    }
+  }
+  res.results[0].outcome = Outcome::Ok;
+  res.results[0].verifyMode = "program-output";
+
+  // 3. Verify each variant once.
+  auto check = [&](size_t i, const Run &r, std::vector<std::string> &mm) {
+    double scale = all[i].fastMath ? b.fastMathScale : 1.0;
+    return compareProgramOutputs(o1.out.lines, o2.out.lines, r.out.lines,
+                                 b.rel * scale, b.abs * scale, mm);
+  };
+  std::vector<size_t> timed = {0};
+  for (size_t i = 1; i < all.size(); ++i) {
+    VariantResult &v = res.results[i];
+    if (v.outcome == Outcome::CompileError)
+      continue;
+    progress("verify " + std::to_string(i) + "/" +
+             std::to_string(all.size() - 1) + " " + v.id);
+    v.verifyMode = "program-output";
+    Run r = runOnce(i);
+    if (!r.ok) {
+      v.outcome = r.fault;
+      v.details.push_back(r.detail);
+      continue;
+    }
+    if (!check(i, r, v.mismatches)) {
+      v.outcome = Outcome::Wrong;
+      v.details.push_back("printed output differs from the original's");
+      continue;
+    }
+    v.outcome = Outcome::Ok;
+    timed.push_back(i);
+  }
+
+  // 4. Timing rounds in a fresh random order; every timed run re-checked.
+  std::map<size_t, std::vector<double>> samples;
+  std::mt19937_64 rng(opts.seed);
+  int rounds = 0;
+  auto roundStart = Clock::now();
+  double perRound = 0;
+  while (timed.size() > 1 && rounds < opts.maxRounds) {
+    double spent = secondsSince(roundStart);
+    if (rounds >= opts.minRounds && opts.timeBudget > 0 &&
+        spent + perRound > opts.timeBudget)
+      break;
+    if (rounds > 0 && opts.timeBudget > 0 && spent + perRound > opts.timeBudget)
+      break;
+    std::vector<size_t> order = timed;
+    std::shuffle(order.begin(), order.end(), rng);
+    auto t0 = Clock::now();
+    for (size_t i : order)
+      samples[i].push_back(NAN); // filled below when the run counts
+    for (size_t i : order) {
+      VariantResult &v = res.results[i];
+      if (v.outcome != Outcome::Ok)
+        continue;
+      Run r = runOnce(i);
+      std::vector<std::string> mm;
+      if (!r.ok || (i > 0 && !check(i, r, mm))) {
+        if (i == 0)
+          continue; // a flaky original run: leave the sample out
+        v.outcome = Outcome::WrongAfterTiming;
+        v.details.push_back("round " + std::to_string(rounds + 1) + ": " +
+                            (r.ok ? "output differs" : r.detail));
+        v.mismatches.insert(v.mismatches.end(), mm.begin(), mm.end());
+        continue;
+      }
+      samples[i].back() = timeOf(r);
+    }
+    perRound = secondsSince(t0);
+    ++rounds;
+    progress("timing round " + std::to_string(rounds));
+  }
+
+  // 5. Speedups from the rounds where both ran (paired by round).
+  const std::vector<double> &base = samples[0];
+  for (size_t i = 0; i < all.size(); ++i) {
+    VariantResult &v = res.results[i];
+    if (v.outcome != Outcome::Ok || samples[i].empty())
+      continue;
+    std::vector<double> a, c;
+    for (size_t k = 0; k < base.size() && k < samples[i].size(); ++k)
+      if (std::isfinite(base[k]) && std::isfinite(samples[i][k])) {
+        a.push_back(base[k]);
+        c.push_back(samples[i][k]);
+      }
+    if (c.empty())
+      continue;
+    SpeedupEstimate e = bootstrapSpeedup(a, c, 10, 2000, opts.seed + i);
+    v.timed = true;
+    v.timeMs = medianOfBucketAverages(c, 10);
+    v.speedup = e.speedup;
+    v.lo = e.lo;
+    v.hi = e.hi;
+    v.rounds = e.rounds;
+    v.faster = i > 0 && isFaster(e);
+    v.suspicious = e.speedup > 10;
+    if (v.suspicious)
+      v.details.push_back("speedup above 10x: check the measurement");
+  }
+  if (!b.timeRegex.empty())
+    res.results[0].details.push_back("times are the program's own report (" +
+                                     b.timeRegex + ")");
+  else
+    res.results[0].details.push_back(
+        "times are whole-process wall times (no time regex)");
+  res.wallSeconds = secondsSince(start);
+  cleanup();
+  return res;
+}
+
+} // namespace cudal1

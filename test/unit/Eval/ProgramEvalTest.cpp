@@ -1,0 +1,168 @@
+// Program-level evaluation on the CPU: the "programs" are shell scripts, the
+// build command copies them, so verification, faults and timing rounds run
+// for real without a GPU or a compiler.
+#include "cudal1/Eval/ProgramEval.h"
+#include "cudal1/Eval/Process.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sys/stat.h>
+
+using namespace cudal1;
+
+namespace {
+
+std::string makeTempDir() {
+  char pattern[] = "/tmp/cudal1-progeval-test.XXXXXX";
+  return ::mkdtemp(pattern);
+}
+
+void writeScript(const std::string &path, const std::string &body) {
+  std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+  ::chmod(path.c_str(), 0755);
+}
+
+ProgramBundle scriptBundle(const std::string &dir) {
+  ProgramBundle b;
+  b.dir = dir;
+  // A "compile error" is a source containing BROKEN.
+  b.build = {"/bin/sh", "-c",
+             "! grep -q BROKEN {src} && cp {src} {exe} && chmod +x {exe}"};
+  b.run = {"{exe}"};
+  b.ignoreRegex = "^note:";
+  b.original = {"original", "original.sh", false};
+  return b;
+}
+
+} // namespace
+
+TEST(ProgramOutput, NumbersAreDelimitedWords) {
+  std::vector<std::string> mm;
+  std::vector<std::string> o = {"sm_90 l1_relu checksum=1.0 n=1024"};
+  // Text with digits inside words must match exactly; numbers within 1e-4.
+  EXPECT_TRUE(compareProgramOutputs(o, o, {"sm_90 l1_relu checksum=1.00005 n=1024"},
+                                    1e-4, 0, mm));
+  EXPECT_FALSE(compareProgramOutputs(o, o, {"sm_80 l1_relu checksum=1.0 n=1024"},
+                                     1e-4, 0, mm));
+  // Integers are exact.
+  EXPECT_FALSE(compareProgramOutputs(o, o, {"sm_90 l1_relu checksum=1.0 n=1025"},
+                                     1e-4, 0, mm));
+  EXPECT_FALSE(compareProgramOutputs(o, o, {"sm_90 l1_relu checksum=1.01 n=1024"},
+                                     1e-4, 0, mm));
+  EXPECT_NE(mm.back().find("expected 1.0, got 1.01"), std::string::npos) << mm.back();
+}
+
+TEST(ProgramOutput, NanMustMatchAndSpreadWidens) {
+  std::vector<std::string> mm;
+  EXPECT_FALSE(compareProgramOutputs({"x=1.5"}, {"x=1.5"}, {"x=nan"}, 1e-4, 0, mm));
+  EXPECT_TRUE(compareProgramOutputs({"x=nan"}, {"x=nan"}, {"x=nan"}, 1e-4, 0, mm));
+  // The original itself moves by 0.01 between runs (atomics): 0.03 is fine.
+  EXPECT_TRUE(compareProgramOutputs({"x=1.00"}, {"x=1.01"}, {"x=1.03"}, 1e-4, 0, mm));
+  EXPECT_FALSE(compareProgramOutputs({"x=1.00"}, {"x=1.01"}, {"x=1.10"}, 1e-4, 0, mm));
+  EXPECT_FALSE(compareProgramOutputs({"a", "b"}, {"a", "b"}, {"a"}, 1e-4, 0, mm));
+}
+
+TEST(ProgramOutput, TimeRegexAndIgnoredLines) {
+  ProgramBundle b;
+  b.timeRegex = "^gpu_ms=(\\S+)";
+  b.ignoreRegex = "^date";
+  ProgramOutput out =
+      splitProgramOutput("checksum=3\ngpu_ms=1.25\ndate today\nend\n", b);
+  EXPECT_TRUE(out.haveTime);
+  EXPECT_DOUBLE_EQ(out.timeMs, 1.25);
+  ASSERT_EQ(out.lines.size(), 2u);
+  EXPECT_EQ(out.lines[1], "end");
+}
+
+TEST(ProgramBundle, ManifestRoundTripAndErrors) {
+  ProgramBundle b = scriptBundle("/tmp/x");
+  b.timeRegex = "^gpu_ms=(\\S+)";
+  b.variants.push_back({"fast", "v/fast.sh", true});
+  std::string text = formatProgramManifest(b);
+  ASSERT_TRUE(isProgramManifest(text));
+  Expected<ProgramBundle> p = parseProgramManifest(text, "/tmp/x", "m");
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  EXPECT_EQ(p->build, b.build);
+  EXPECT_EQ(p->timeRegex, b.timeRegex);
+  ASSERT_EQ(p->variants.size(), 1u);
+  EXPECT_TRUE(p->variants[0].fastMath);
+  EXPECT_EQ(formatProgramManifest(*p), text);
+
+  auto error = [](const std::string &t) {
+    Expected<ProgramBundle> r = parseProgramManifest(t, "/tmp", "m");
+    return r.ok() ? std::string("(parsed)") : r.error().message();
+  };
+  const std::string head = "cudal1-program-bundle 1\nrun {exe}\n";
+  EXPECT_NE(error("cudal1-program-bundle 2\n").find("version 2"), std::string::npos);
+  EXPECT_NE(error(head + "build cc -o x y\noriginal a.cu\n").find("m:3: the build command must contain {src}"),
+            std::string::npos);
+  EXPECT_NE(error(head + "build cc {src} -o {exe}\noriginal ../a.cu\n").find("inside the bundle"),
+            std::string::npos);
+  EXPECT_NE(error(head + "build cc {src} -o {exe}\ntime-regex \"(\"\noriginal a.cu\n").find("bad regular expression"),
+            std::string::npos);
+  EXPECT_NE(error(head + "build cc {src} -o {exe}\n").find("no 'original'"), std::string::npos);
+}
+
+TEST(ProgramEval, VerdictsAndRanking) {
+  std::string dir = makeTempDir();
+  // The original prints a checksum and a note that changes every run.
+  writeScript(dir + "/original.sh", "sleep 0.08; echo checksum=1.000000; echo note: $$");
+  writeScript(dir + "/fast.sh", "sleep 0.02; echo checksum=1.00001; echo note: x");
+  writeScript(dir + "/slow.sh", "sleep 0.24; echo checksum=1.000000");
+  writeScript(dir + "/wrong.sh", "sleep 0.02; echo checksum=1.1");
+  writeScript(dir + "/crash.sh", "kill -SEGV $$");
+  writeScript(dir + "/exit.sh", "echo checksum=1.0; exit 3");
+  writeScript(dir + "/hang.sh", "sleep 30");
+  writeScript(dir + "/broken.sh", "BROKEN");
+  // Right on its first run, wrong afterwards (a counter file next to it).
+  writeScript(dir + "/lazy.sh",
+              "n=$(cat $0.n 2>/dev/null || echo 0); echo $((n+1)) > $0.n\n"
+              "if [ $n -ge 1 ]; then echo checksum=2; else sleep 0.08; echo checksum=1; fi");
+  ProgramBundle b = scriptBundle(dir);
+  for (const char *id : {"fast", "slow", "wrong", "crash", "exit", "hang", "broken", "lazy"})
+    b.variants.push_back({id, std::string(id) + ".sh", false});
+  ASSERT_TRUE(writeProgramManifest(b, dir).ok());
+  Expected<ProgramBundle> rb = readProgramBundle(dir);
+  ASSERT_TRUE(rb.ok()) << rb.error().message();
+
+  ProgramEvalOptions opts;
+  opts.jobs = 2;
+  opts.minRounds = opts.maxRounds = 6;
+  opts.runTimeout = 2;
+  Expected<EvalResults> r = evaluateProgramBundle(*rb, opts);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  auto get = [&](const char *id) { return r->find(id); };
+  ASSERT_NE(get("fast"), nullptr);
+  EXPECT_EQ(get("original")->outcome, Outcome::Ok);
+  EXPECT_EQ(get("fast")->outcome, Outcome::Ok);
+  EXPECT_TRUE(get("fast")->faster);
+  EXPECT_GT(get("fast")->speedup, 2.0);
+  EXPECT_EQ(get("slow")->outcome, Outcome::Ok);
+  EXPECT_FALSE(get("slow")->faster);
+  EXPECT_LT(get("slow")->hi, 1.0);
+  EXPECT_EQ(get("wrong")->outcome, Outcome::Wrong);
+  ASSERT_FALSE(get("wrong")->mismatches.empty());
+  EXPECT_NE(get("wrong")->mismatches[0].find("expected 1.000000, got 1.1"),
+            std::string::npos);
+  EXPECT_EQ(get("crash")->outcome, Outcome::Crash);
+  EXPECT_EQ(get("exit")->outcome, Outcome::Crash);
+  EXPECT_EQ(get("hang")->outcome, Outcome::Timeout);
+  EXPECT_EQ(get("broken")->outcome, Outcome::CompileError);
+  EXPECT_EQ(get("lazy")->outcome, Outcome::WrongAfterTiming);
+  EXPECT_FALSE(get("lazy")->faster);
+  runProcess({"rm", "-rf", dir}, 30);
+}
+
+TEST(ProgramEval, BrokenOriginalIsAnError) {
+  std::string dir = makeTempDir();
+  writeScript(dir + "/original.sh", "exit 0");
+  ProgramBundle b = scriptBundle(dir);
+  b.timeRegex = "^gpu_ms=(\\S+)";
+  Expected<EvalResults> r = evaluateProgramBundle(b, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("time regex"), std::string::npos)
+      << r.error().message();
+  runProcess({"rm", "-rf", dir}, 30);
+}
