@@ -1,0 +1,34 @@
+// The tuning database's schema as an ordered list of migrations
+// (docs/TuneDB.md, "Schema"). The schema version stored in the file
+// (PRAGMA user_version) is the number of migrations applied to it.
+#ifndef CUDAL1_TUNEDB_SCHEMA_H
+#define CUDAL1_TUNEDB_SCHEMA_H
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <cstdint>
+
+namespace cudal1 {
+
+/// One step from schema version `from` to `from + 1`: SQL run inside the
+/// write transaction that also bumps user_version, so a step either happens
+/// whole or not at all. Steps only ever get appended to the list; a shipped
+/// step is never edited (a database in the field may already have run it).
+struct Migration {
+  int from;
+  const char *summary;
+  const char *sql;
+};
+
+/// The migrations of this build, in order; the last one gives
+/// tuneDBSchemaVersion().
+llvm::ArrayRef<Migration> tuneDBMigrations();
+int tuneDBSchemaVersion();
+
+/// PRAGMA application_id of a cudal1 tuning database ("CDL1"), so that
+/// another program's SQLite file is refused rather than written to.
+constexpr int32_t kTuneDBApplicationId = 0x43444c31;
+
+} // namespace cudal1
+
+#endif

@@ -1,0 +1,166 @@
+// The tuning database: every measurement ever taken and the best plan per
+// (kernel key, GPU, launch shape), in one SQLite file shared by concurrent
+// compiler processes (docs/TuneDB.md). It stores plans, never source.
+#ifndef CUDAL1_TUNEDB_TUNEDB_H
+#define CUDAL1_TUNEDB_TUNEDB_H
+
+#include "cudal1/TuneDB/Schema.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cudal1 {
+
+/// A GPU as results are keyed: the model ("NVIDIA H200") and its
+/// architecture ("sm_90"). Results are reused only on the same model; a
+/// lookup that knows only the architecture (a build agent without a GPU)
+/// takes the best choice of any model of that architecture.
+struct GpuKey {
+  std::string name;
+  std::string arch;
+};
+
+/// The launch shape of a best choice that holds for every shape the driver
+/// saw (a compile-time lookup rarely knows the run-time grid).
+constexpr llvm::StringLiteral kAnyShape = "*";
+
+/// One variant measured on one GPU. The plan is the canonical plan text
+/// (printPlan); the empty plan is the original. Outcome is one of the
+/// evaluator's outcome names (outcomeName in cudal1/Eval/Results.h).
+/// Timing fields are empty where the variant was not timed.
+struct Measurement {
+  int64_t id = 0; ///< set by the database; ignored when recording
+  std::string kernelKey;
+  std::string kernelName; ///< for people; optional
+  std::string plan;
+  GpuKey gpu;
+  std::string shape;
+  std::string outcome;
+  std::optional<double> speedup, speedupLo, speedupHi; ///< bootstrap interval
+  std::optional<double> timeMs, baselineMs;
+  std::string driverVersion, cudaVersion;
+  std::optional<int> smClockMHz, memClockMHz;
+  std::string session;    ///< groups variants timed against each other
+  std::string measuredAt; ///< UTC, 2026-12-02T15:04:05Z; empty: now
+};
+
+/// The plan chosen for (kernel key, GPU, shape).
+struct BestChoice {
+  std::string kernelKey;
+  GpuKey gpu;
+  std::string shape;
+  std::string plan;
+  std::optional<double> speedup, speedupLo, speedupHi;
+  std::optional<int64_t> measurementId; ///< the measurement that justifies it
+  std::string chosenAt;                 ///< empty when setting: now
+};
+
+/// What the plugin asks: an exact shape first, then kAnyShape; gpuName
+/// empty means any GPU of gpuArch (the one with the highest lower bound).
+struct BestQuery {
+  std::string kernelKey;
+  std::string gpuArch;
+  std::string gpuName;
+  std::string shape = kAnyShape.str();
+};
+
+struct TuneDBStats {
+  int schemaVersion = 0;
+  int64_t kernels = 0, plans = 0, variants = 0, measurements = 0, best = 0;
+  std::vector<std::pair<std::string, int64_t>> measurementsByOutcome;
+  struct PerGpu {
+    GpuKey gpu;
+    int64_t measurements = 0, best = 0;
+  };
+  std::vector<PerGpu> perGpu;
+};
+
+enum class TuneDBMode {
+  ReadOnly,  ///< never writes, never migrates; the file must exist
+  ReadWrite, ///< creates the file and migrates it to this build's schema
+};
+
+struct TuneDBOptions {
+  TuneDBMode mode = TuneDBMode::ReadWrite;
+  /// How long one operation waits for other processes' write locks.
+  unsigned busyTimeoutMs = 10000;
+  /// Replaces tuneDBMigrations(); for testing the migration path.
+  llvm::ArrayRef<Migration> migrations;
+};
+
+/// An open database. Move-only; one thread at a time. Every write is one
+/// BEGIN IMMEDIATE transaction, retried while other processes hold the lock.
+class TuneDB {
+public:
+  /// Opens `path`, checks that it is a cudal1 database of a schema this
+  /// build knows, and in ReadWrite mode creates it and runs the missing
+  /// migrations. Errors name the path and say what is wrong.
+  static llvm::Expected<TuneDB> open(llvm::StringRef path, const TuneDBOptions &options = {});
+
+  TuneDB(TuneDB &&) noexcept;
+  TuneDB &operator=(TuneDB &&) noexcept;
+  ~TuneDB();
+
+  /// Returns the new measurement's id. Kernel, plan, GPU and variant rows
+  /// are created as needed.
+  llvm::Expected<int64_t> recordMeasurement(const Measurement &m);
+  /// All or none, in one transaction; ids in the order given.
+  llvm::Expected<std::vector<int64_t>> recordMeasurements(llvm::ArrayRef<Measurement> ms);
+
+  /// Sets (or replaces) the best plan for (kernel key, GPU, shape).
+  llvm::Error setBest(const BestChoice &choice);
+  /// None when nothing was chosen for the query.
+  llvm::Expected<std::optional<BestChoice>> bestPlan(const BestQuery &query);
+
+  /// Every measurement in recording order (for training); stops at the
+  /// first error `fn` returns.
+  llvm::Error forEachMeasurement(llvm::function_ref<llvm::Error(const Measurement &)> fn);
+
+  llvm::Expected<TuneDBStats> stats();
+
+  int schemaVersion() const;
+  llvm::StringRef path() const;
+
+private:
+  struct Impl;
+  explicit TuneDB(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl;
+};
+
+/// The summary `cudal1-opt --db-stats` prints.
+std::string formatTuneDBStats(const TuneDBStats &stats, llvm::StringRef path);
+
+/// $CUDAL1_DB, else $XDG_CACHE_HOME/cudal1/tune.db, else
+/// ~/.cache/cudal1/tune.db.
+std::string defaultTuneDBPath();
+
+/// The plugin's view: read-only lookups that never fail. A missing,
+/// corrupt, foreign, too new or locked database gives "no plan" and a
+/// warning; the database is opened on the first lookup.
+class PlanLookup {
+public:
+  explicit PlanLookup(std::string path, unsigned busyTimeoutMs = 200);
+  std::optional<BestChoice> find(const BestQuery &query);
+  /// Warnings since the last call; a failure to open is reported once.
+  std::vector<std::string> takeWarnings();
+
+private:
+  std::string path;
+  unsigned busyTimeoutMs;
+  bool tried = false;
+  std::optional<TuneDB> db;
+  std::vector<std::string> warnings;
+};
+
+} // namespace cudal1
+
+#endif

@@ -1,0 +1,80 @@
+// What does not depend on SQLite: the plugin's fail-open lookup, the
+// summary text and the default path (the same whether or not SQLite was
+// found: without it, every open fails and the lookup says so).
+#include "cudal1/TuneDB/TuneDB.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+using namespace llvm;
+
+namespace cudal1 {
+
+std::string formatTuneDBStats(const TuneDBStats &st, StringRef path) {
+  std::string out;
+  raw_string_ostream os(out);
+  os << "tuning database: " << path << "\n";
+  os << "schema version: " << st.schemaVersion << "\n";
+  os << "kernels: " << st.kernels << "\n";
+  os << "plans: " << st.plans << "\n";
+  os << "variants: " << st.variants << "\n";
+  os << "measurements: " << st.measurements << "\n";
+  for (const auto &[outcome, n] : st.measurementsByOutcome)
+    os << "  " << outcome << ": " << n << "\n";
+  os << "best choices: " << st.best << "\n";
+  for (const TuneDBStats::PerGpu &g : st.perGpu)
+    os << "  " << g.gpu.name << " (" << g.gpu.arch << "): " << g.best << " best, "
+       << g.measurements << " measurements\n";
+  return out;
+}
+
+std::string defaultTuneDBPath() {
+  if (const char *db = std::getenv("CUDAL1_DB"); db && *db)
+    return db;
+  SmallString<256> p;
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    p = xdg;
+  else if (const char *home = std::getenv("HOME"); home && *home)
+    sys::path::append(p, home, ".cache");
+  else
+    return "cudal1-tune.db";
+  sys::path::append(p, "cudal1", "tune.db");
+  return std::string(p);
+}
+
+PlanLookup::PlanLookup(std::string path, unsigned busyTimeoutMs)
+    : path(std::move(path)), busyTimeoutMs(busyTimeoutMs) {}
+
+std::optional<BestChoice> PlanLookup::find(const BestQuery &query) {
+  auto warn = [&](std::string w) {
+    if (std::find(warnings.begin(), warnings.end(), w) == warnings.end())
+      warnings.push_back(std::move(w));
+  };
+  if (!tried) {
+    tried = true;
+    TuneDBOptions o;
+    o.mode = TuneDBMode::ReadOnly;
+    o.busyTimeoutMs = busyTimeoutMs;
+    Expected<TuneDB> opened = TuneDB::open(path, o);
+    if (!opened)
+      warn(toString(opened.takeError()) + "; compiling the original code");
+    else
+      db.emplace(std::move(*opened));
+  }
+  if (!db)
+    return std::nullopt;
+  Expected<std::optional<BestChoice>> found = db->bestPlan(query);
+  if (!found) {
+    warn(toString(found.takeError()) + "; compiling the original code");
+    return std::nullopt;
+  }
+  return std::move(*found);
+}
+
+std::vector<std::string> PlanLookup::takeWarnings() { return std::exchange(warnings, {}); }
+
+} // namespace cudal1
