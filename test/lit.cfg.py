@@ -44,3 +44,6 @@ if shutil.which("nvcc", path=path):
     config.available_features.add("nvcc")
 if gpu_present():
     config.available_features.add("cuda-gpu")
+# Built only where SQLite was found (test/unit/TuneDB).
+if shutil.which("tunedb-test-helper", path=config.cudal1_tools_dir):
+    config.available_features.add("tunedb")

@@ -37,11 +37,13 @@ namespace {
 class SqliteError : public ErrorInfo<SqliteError> {
 public:
   static char ID;
-  SqliteError(int code, std::string message) : code(code), message(std::move(message)) {}
+  SqliteError(int code, std::string message, std::string detail = "")
+      : code(code), message(std::move(message)), detail(std::move(detail)) {}
   void log(raw_ostream &os) const override { os << message; }
   std::error_code convertToErrorCode() const override { return inconvertibleErrorCode(); }
   int code;
   std::string message;
+  std::string detail; ///< SQLite's own words, without the context
 };
 char SqliteError::ID;
 
@@ -174,9 +176,8 @@ struct TuneDB::Impl {
 
   Error fail(int rc, const Twine &what) const {
     std::string detail = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-    return make_error<SqliteError>(rc, ("tuning database '" + path + "': " + what + ": " +
-                                        detail)
-                                           .str());
+    return make_error<SqliteError>(
+        rc, ("tuning database '" + path + "': " + what + ": " + detail).str(), detail);
   }
 
   /// A statement prepared once per connection and kept: the plugin's lookup
@@ -417,7 +418,7 @@ Expected<TuneDB> TuneDB::open(StringRef path, const TuneDBOptions &options) {
   Expected<int64_t> appId = impl->pragmaInt("PRAGMA application_id");
   if (!appId)
     return handleErrors(appId.takeError(), [&](const SqliteError &se) -> Error {
-      return invalid(prefix() + " is not a cudal1 tuning database (" + se.message + ")");
+      return invalid(prefix() + " is not a cudal1 tuning database (" + se.detail + ")");
     });
   Expected<int64_t> version = impl->pragmaInt("PRAGMA user_version");
   if (!version)

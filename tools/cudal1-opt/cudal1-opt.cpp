@@ -7,6 +7,7 @@
 #include "cudal1/Rewrite/Instrument.h"
 #include "cudal1/Rewrite/PlanDriver.h"
 #include "cudal1/Support/AtomicFile.h"
+#include "cudal1/TuneDB/TuneDB.h"
 
 #include "clang/Tooling/CompilationDatabase.h"
 
@@ -39,6 +40,12 @@ cl::opt<std::string> planText("plan", cl::desc("Apply a plan, e.g. '@k: unroll(l
 cl::opt<bool> instrument("instrument",
                           cl::desc("Wrap every launch in the capture runtime (for captures)"),
                           cl::cat(category));
+cl::opt<bool> dbStats("db-stats", cl::desc("Summarise the tuning database (no input file)"),
+                      cl::cat(category));
+cl::opt<std::string> dbPath("db",
+                            cl::desc("The tuning database (default: $CUDAL1_DB, else "
+                                     "$XDG_CACHE_HOME/cudal1/tune.db)"),
+                            cl::value_desc("path"), cl::cat(category));
 cl::opt<std::string> outputFile("o", cl::desc("Output file (default: standard output)"),
                                 cl::value_desc("file"), cl::init("-"), cl::cat(category));
 cl::opt<std::string> buildPath("p", cl::desc("Build directory with compile_commands.json"),
@@ -67,9 +74,38 @@ int main(int argc, char **argv) {
                                    "  cudal1-opt FILE.cu --list-transforms[=json]\n"
                                    "  cudal1-opt FILE.cu --plan 'PLAN' -o OUT.cu\n"
                                    "  cudal1-opt FILE.cu --instrument -o OUT.cu\n"
-                                   "  cudal1-opt FILE.cu --analyze -p BUILD-DIR\n",
+                                   "  cudal1-opt FILE.cu --analyze -p BUILD-DIR\n"
+                                   "  cudal1-opt --db-stats [--db PATH]\n",
                                    &errs()))
     return UsageError;
+  if (dbStats) {
+    if (!inputFile.empty() || analyze.getNumOccurrences() ||
+        listTransformsOpt.getNumOccurrences() || planText.getNumOccurrences() || instrument ||
+        !buildPath.empty() || haveDashDash) {
+      WithColor::error(errs(), "cudal1-opt")
+          << "--db-stats takes no input file and is exclusive with the other modes\n";
+      return UsageError;
+    }
+    std::string path = dbPath.getNumOccurrences() ? dbPath.getValue() : cudal1::defaultTuneDBPath();
+    cudal1::TuneDBOptions ro;
+    ro.mode = cudal1::TuneDBMode::ReadOnly;
+    Expected<cudal1::TuneDB> db = cudal1::TuneDB::open(path, ro);
+    Expected<cudal1::TuneDBStats> st =
+        db ? db->stats() : Expected<cudal1::TuneDBStats>(db.takeError());
+    if (!st) {
+      WithColor::error(errs(), "cudal1-opt") << toString(st.takeError()) << "\n";
+      return InputError;
+    }
+    if (Error e = cudal1::writeFileAtomically(outputFile, cudal1::formatTuneDBStats(*st, path))) {
+      WithColor::error(errs(), "cudal1-opt") << toString(std::move(e)) << "\n";
+      return InputError;
+    }
+    return Ok;
+  }
+  if (dbPath.getNumOccurrences()) {
+    WithColor::error(errs(), "cudal1-opt") << "--db is used only with --db-stats\n";
+    return UsageError;
+  }
   if (inputFile.empty()) {
     WithColor::error(errs(), "cudal1-opt") << "no input file (see --help)\n";
     return UsageError;
