@@ -395,7 +395,7 @@ Expected<TuneDB> TuneDB::open(StringRef path, const TuneDBOptions &options) {
         return invalid(prefix() + ": cannot create its directory: " + ec.message());
   }
   int flags = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-  int rc = sqlite3_open_v2(impl->path.c_str(), &impl->db, flags | SQLITE_OPEN_NOFOLLOW, nullptr);
+  int rc = sqlite3_open_v2(impl->path.c_str(), &impl->db, flags, nullptr);
   if (rc != SQLITE_OK)
     return impl->fail(rc, "opening");
 
@@ -415,6 +415,14 @@ Expected<TuneDB> TuneDB::open(StringRef path, const TuneDBOptions &options) {
 
   // 3. Is it ours, and of a version this build knows? The first read of
   //    the header is where a garbage file shows up ("file is not a database").
+  //    One read transaction: another process may be creating the schema,
+  //    and the three answers must come from the same state of the file.
+  if (Error e = impl->exec("BEGIN", "starting a read transaction"))
+    return std::move(e);
+  auto endRead = make_scope_exit([&] {
+    if (!sqlite3_get_autocommit(impl->db))
+      consumeError(impl->exec("COMMIT", "ending a read transaction"));
+  });
   Expected<int64_t> appId = impl->pragmaInt("PRAGMA application_id");
   if (!appId)
     return handleErrors(appId.takeError(), [&](const SqliteError &se) -> Error {
@@ -427,6 +435,9 @@ Expected<TuneDB> TuneDB::open(StringRef path, const TuneDBOptions &options) {
   if (!objects)
     return objects.takeError();
   impl->version = int(*version);
+  endRead.release();
+  if (Error e = impl->exec("COMMIT", "ending a read transaction"))
+    return std::move(e);
   if (*appId != 0 && *appId != kTuneDBApplicationId)
     return invalid(prefix() + " is not a cudal1 tuning database (application_id " +
                    Twine(*appId) + ")");
