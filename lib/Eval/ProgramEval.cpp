@@ -208,6 +208,15 @@ bool compareProgramOutputs(const std::vector<std::string> &first,
   return pass;
 }
 
+std::string queryGpuName() {
+  ProcessResult p = runProcess(
+      {"nvidia-smi", "--query-gpu=name", "--format=csv,noheader", "-i", "0"},
+      20);
+  if (!(p.exited && p.exitCode == 0))
+    return "";
+  return p.output.substr(0, p.output.find('\n'));
+}
+
 Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
                                             const ProgramEvalOptions &opts) {
   auto start = Clock::now();
@@ -218,7 +227,9 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
   EvalResults res;
   res.bundle = b.dir;
   res.date = nowUtc();
-  res.gpu = "(program level)";
+  res.gpu = queryGpuName();
+  if (res.gpu.empty())
+    res.gpu = "(no GPU found)";
 
   std::string work = opts.workDir;
   if (work.empty()) {

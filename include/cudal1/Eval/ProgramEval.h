@@ -9,6 +9,7 @@
 #include "cudal1/Eval/ProgramBundle.h"
 #include "cudal1/Eval/Results.h"
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -48,6 +49,9 @@ bool compareProgramOutputs(const std::vector<std::string> &first,
                            double rel, double abs,
                            std::vector<std::string> &mismatches,
                            size_t maxMismatches = 8);
+
+/// The name of GPU 0 as nvidia-smi reports it; "" when there is none.
+std::string queryGpuName();
 
 Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &bundle,
                                             const ProgramEvalOptions &options);
