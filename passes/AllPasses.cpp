@@ -9,6 +9,7 @@
 #include "Restrict.h"
 #include "TileShared.h"
 #include "Unroll.h"
+#include "Vectorize.h"
 #include "WarpReduce.h"
 
 using namespace cudal1;
@@ -25,6 +26,7 @@ const std::vector<std::unique_ptr<Transform>> &cudal1::allTransforms() {
     v.push_back(std::make_unique<Restrict>());
     v.push_back(std::make_unique<TileShared>());
     v.push_back(std::make_unique<Unroll>());
+    v.push_back(std::make_unique<Vectorize>());
     v.push_back(std::make_unique<WarpReduce>());
     return v;
   }();

@@ -30,8 +30,9 @@ std::string alreadyGridStride(TransformContext &ctx, unsigned kernel) {
   return "";
 }
 
-/// The grid divided by F, rounded up, in the grid's own type.
-std::string shrunkGrid(ASTContext &ast, const Expr *g, unsigned f) {
+} // namespace
+
+std::string coarsen::shrunkGrid(ASTContext &ast, const Expr *g, unsigned f) {
   std::string text = spelled(ast, g);
   std::string fs = std::to_string(f), fm1 = std::to_string(f - 1);
   bool simple = isa<DeclRefExpr>(g) || isa<IntegerLiteral>(g) || isa<ParenExpr>(g) ||
@@ -46,8 +47,6 @@ std::string shrunkGrid(ASTContext &ast, const Expr *g, unsigned f) {
   std::string d3 = isDim3 ? text : "dim3(" + text + ")";
   return "dim3((" + d3 + ".x + " + fm1 + ") / " + fs + ", " + d3 + ".y, " + d3 + ".z)";
 }
-
-} // namespace
 
 std::string Coarsen::legality(TransformContext &ctx, Target t) const {
   if (t.launch < 0)
@@ -88,7 +87,7 @@ llvm::Error Coarsen::apply(TransformContext &ctx, Target t, const PlanStep &step
     gridstride::apply(ctx, t.kernel);
   // 2. The launch: ceil(grid.x / F).
   const Expr *g = launchConfigArg(ctx, t.launch, 0)->IgnoreUnlessSpelledInSource();
-  std::string ng = shrunkGrid(ctx.unit.ast(), g, f);
+  std::string ng = coarsen::shrunkGrid(ctx.unit.ast(), g, f);
   LLVM_DEBUG(llvm::dbgs() << "coarsen: grid " << spelled(ctx.unit.ast(), g) << " -> " << ng
                           << "\n");
   ctx.rewriter.ReplaceText(CharSourceRange::getTokenRange(g->getSourceRange()), ng);

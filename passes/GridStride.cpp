@@ -483,6 +483,26 @@ bool gridstride::usesThreadIdentity(const Stmt *s) {
   return usesThreadIdentityImpl(s, seen, nullptr);
 }
 
+std::optional<gridstride::GuardedKernel> gridstride::matchGuarded(ASTContext &ast,
+                                                                  const FunctionDecl *fd) {
+  Shape m;
+  if (!matchShape(ast, fd, m).empty())
+    return std::nullopt;
+  GuardedKernel g;
+  g.body = m.body;
+  g.indexDecl = m.declStmt;
+  g.index = m.var;
+  g.guard = m.guard;
+  g.earlyReturn = m.earlyReturn;
+  g.bound = m.bound;
+  g.otherConds = m.otherConds;
+  if (m.earlyReturn)
+    g.perElement.assign(m.body->body_begin() + m.guardIndex + 1, m.body->body_end());
+  else
+    g.perElement.push_back(m.guard->getThen());
+  return g;
+}
+
 std::string gridstride::legality(TransformContext &ctx, unsigned kernel) {
   for (unsigned k : kernelsSharingDefinition(ctx.model(), kernel))
     if (std::string why = legalOne(ctx, k); !why.empty())

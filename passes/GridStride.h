@@ -5,10 +5,19 @@
 
 #include "cudal1/Rewrite/Transform.h"
 
+#include <optional>
+#include <vector>
+
 namespace clang {
+class ASTContext;
+class BinaryOperator;
+class CompoundStmt;
+class DeclStmt;
 class Expr;
 class FunctionDecl;
+class IfStmt;
 class Stmt;
+class VarDecl;
 } // namespace clang
 
 namespace cudal1 {
@@ -37,6 +46,23 @@ std::string legality(TransformContext &ctx, unsigned kernel);
 /// again for the same definition in the same context edits nothing.
 void apply(TransformContext &ctx, unsigned kernel);
 
+
+/// The parts of a guarded element-wise kernel: `int i = gid; ...; if (i < n) S`
+/// or `int i = gid; ...; if (i >= n) return; S...`.
+struct GuardedKernel {
+  const clang::CompoundStmt *body = nullptr;
+  const clang::DeclStmt *indexDecl = nullptr;
+  const clang::VarDecl *index = nullptr;
+  const clang::IfStmt *guard = nullptr;
+  bool earlyReturn = false;
+  const clang::BinaryOperator *bound = nullptr; ///< `index OP limit` inside the condition
+  std::vector<const clang::Expr *> otherConds;  ///< thread-invariant parts of the condition
+  std::vector<const clang::Stmt *> perElement;  ///< what runs once per element
+};
+
+/// The shape of a kernel for which legality() passed (syntax only);
+/// nullopt when it does not match.
+std::optional<GuardedKernel> matchGuarded(clang::ASTContext &ast, const clang::FunctionDecl *fd);
 
 /// Whether the kernel uses threadIdx or blockIdx, a barrier or a warp
 /// intrinsic inside `s`, directly or in a device function it calls.
