@@ -4,6 +4,7 @@
 #include "Coarsen.h"
 #include "FastMath.h"
 #include "GridStride.h"
+#include "Interchange.h"
 #include "LaunchBounds.h"
 #include "LaunchConfig.h"
 #include "Restrict.h"
@@ -21,6 +22,7 @@ const std::vector<std::unique_ptr<Transform>> &cudal1::allTransforms() {
     v.push_back(std::make_unique<Coarsen>());
     v.push_back(std::make_unique<FastMath>());
     v.push_back(std::make_unique<GridStride>());
+    v.push_back(std::make_unique<Interchange>());
     v.push_back(std::make_unique<LaunchBounds>());
     v.push_back(std::make_unique<LaunchConfig>());
     v.push_back(std::make_unique<Restrict>());
