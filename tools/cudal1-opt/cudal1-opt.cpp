@@ -8,6 +8,7 @@
 #include "cudal1/Rewrite/PlanDriver.h"
 #include "cudal1/Support/AtomicFile.h"
 #include "cudal1/TuneDB/TuneDB.h"
+#include "TuneMode.h"
 
 #include "clang/Tooling/CompilationDatabase.h"
 
@@ -46,6 +47,43 @@ cl::opt<std::string> dbPath("db",
                             cl::desc("The tuning database (default: $CUDAL1_DB, else "
                                      "$XDG_CACHE_HOME/cudal1/tune.db)"),
                             cl::value_desc("path"), cl::cat(category));
+cl::opt<bool> tune("tune",
+                   cl::desc("Tune: derive variants, build, verify and time them "
+                            "here (needs a GPU), record them, write the best to -o"),
+                   cl::cat(category));
+cl::opt<std::string> emitBundle("emit-bundle",
+                                cl::desc("Tune without a GPU: write the variants as a "
+                                         "program bundle for cudal1-eval"),
+                                cl::value_desc("dir"), cl::cat(category));
+cl::opt<std::string> importResults("import-results",
+                                   cl::desc("Read cudal1-eval's results of an emitted "
+                                            "bundle, record them, write the best to -o"),
+                                   cl::value_desc("dir"), cl::cat(category));
+cl::opt<unsigned> budget("budget", cl::desc("Variants to evaluate (default 32)"),
+                         cl::init(32), cl::cat(category));
+cl::opt<double> timeLimit("time-limit", cl::desc("Seconds for tuning (default: none)"),
+                          cl::init(0), cl::cat(category));
+cl::opt<std::string> strategyName("strategy", cl::desc("heuristic (default) or random"),
+                                  cl::init("heuristic"), cl::cat(category));
+cl::opt<unsigned> seed("seed", cl::desc("Seed of the random strategy"), cl::init(1),
+                       cl::cat(category));
+cl::opt<std::string> buildCmd("build-cmd",
+                              cl::desc("How the program is built, with {src} and {exe} "
+                                       "(default: nvcc -O3 -arch=sm_90 {src} -o {exe})"),
+                              cl::value_desc("command"), cl::cat(category));
+cl::opt<std::string> runCmd("run-cmd",
+                            cl::desc("How the built program runs, with {exe} (default: {exe})"),
+                            cl::value_desc("command"), cl::cat(category));
+cl::opt<std::string> timeRegex("time-regex",
+                               cl::desc("Regex whose first group is the time (ms) the program "
+                                        "prints for its GPU region (default: wall time)"),
+                               cl::value_desc("regex"), cl::cat(category));
+cl::opt<std::string> ignoreRegex("ignore-regex",
+                                 cl::desc("Output lines not compared (timings, dates)"),
+                                 cl::value_desc("regex"), cl::cat(category));
+cl::opt<double> relTol("rel-tol",
+                       cl::desc("Relative tolerance on the numbers a variant prints (default 1e-4)"),
+                       cl::init(1e-4), cl::cat(category));
 cl::opt<std::string> outputFile("o", cl::desc("Output file (default: standard output)"),
                                 cl::value_desc("file"), cl::init("-"), cl::cat(category));
 cl::opt<std::string> buildPath("p", cl::desc("Build directory with compile_commands.json"),
@@ -74,6 +112,9 @@ int main(int argc, char **argv) {
                                    "  cudal1-opt FILE.cu --list-transforms[=json]\n"
                                    "  cudal1-opt FILE.cu --plan 'PLAN' -o OUT.cu\n"
                                    "  cudal1-opt FILE.cu --instrument -o OUT.cu\n"
+                                   "  cudal1-opt FILE.cu --tune [--budget N] [--strategy S] [--db PATH] -o OUT.cu\n"
+                                   "  cudal1-opt FILE.cu --emit-bundle DIR [--budget N]   (then cudal1-eval DIR)\n"
+                                   "  cudal1-opt FILE.cu --import-results DIR [--db PATH] -o OUT.cu\n"
                                    "  cudal1-opt FILE.cu --analyze -p BUILD-DIR\n"
                                    "  cudal1-opt --db-stats [--db PATH]\n",
                                    &errs()))
@@ -81,6 +122,7 @@ int main(int argc, char **argv) {
   if (dbStats) {
     if (!inputFile.empty() || analyze.getNumOccurrences() ||
         listTransformsOpt.getNumOccurrences() || planText.getNumOccurrences() || instrument ||
+        tune || emitBundle.getNumOccurrences() || importResults.getNumOccurrences() ||
         !buildPath.empty() || haveDashDash) {
       WithColor::error(errs(), "cudal1-opt")
           << "--db-stats takes no input file and is exclusive with the other modes\n";
@@ -102,8 +144,10 @@ int main(int argc, char **argv) {
     }
     return Ok;
   }
-  if (dbPath.getNumOccurrences()) {
-    WithColor::error(errs(), "cudal1-opt") << "--db is used only with --db-stats\n";
+  bool tuning = tune || emitBundle.getNumOccurrences() || importResults.getNumOccurrences();
+  if (dbPath.getNumOccurrences() && !tuning) {
+    WithColor::error(errs(), "cudal1-opt")
+        << "--db is used only with --db-stats, --tune and --import-results\n";
     return UsageError;
   }
   if (inputFile.empty()) {
@@ -111,15 +155,18 @@ int main(int argc, char **argv) {
     return UsageError;
   }
   int modes = (analyze.getNumOccurrences() > 0) + (listTransformsOpt.getNumOccurrences() > 0) +
-              (planText.getNumOccurrences() > 0) + (instrument ? 1 : 0);
+              (planText.getNumOccurrences() > 0) + (instrument ? 1 : 0) + (tune ? 1 : 0) +
+              (emitBundle.getNumOccurrences() > 0) + (importResults.getNumOccurrences() > 0);
   if (modes == 0) {
     WithColor::error(errs(), "cudal1-opt")
-        << "nothing to do: give --analyze, --list-transforms, --plan or --instrument (see --help)\n";
+        << "nothing to do: give --analyze, --list-transforms, --plan, --instrument, --tune, "
+           "--emit-bundle or --import-results (see --help)\n";
     return UsageError;
   }
   if (modes > 1) {
     WithColor::error(errs(), "cudal1-opt")
-        << "--analyze, --list-transforms, --plan and --instrument are exclusive\n";
+        << "--analyze, --list-transforms, --plan, --instrument, --tune, --emit-bundle and "
+           "--import-results are exclusive\n";
     return UsageError;
   }
   std::string format = analyze.getNumOccurrences()
@@ -198,6 +245,26 @@ int main(int argc, char **argv) {
       return InputError;
     }
     cudal1::RewriteInput in{inputFile, (*buf)->getBuffer().str(), args};
+    if (tuning) {
+      cudal1::TuneModeOptions to;
+      to.mode = tune ? cudal1::TuneModeOptions::Tune
+                : emitBundle.getNumOccurrences() ? cudal1::TuneModeOptions::EmitBundle
+                                                 : cudal1::TuneModeOptions::ImportResults;
+      to.bundleDir = emitBundle.getNumOccurrences() ? emitBundle : importResults;
+      to.budget = budget;
+      to.timeLimit = timeLimit;
+      to.strategy = strategyName;
+      to.seed = seed;
+      if (to.mode != cudal1::TuneModeOptions::EmitBundle)
+        to.dbPath = dbPath.getNumOccurrences() ? dbPath.getValue() : cudal1::defaultTuneDBPath();
+      to.buildCmd = buildCmd;
+      to.runCmd = runCmd;
+      to.timeRegex = timeRegex;
+      to.ignoreRegex = ignoreRegex;
+      to.relTol = relTol;
+      to.outputFile = outputFile;
+      return cudal1::runTuneMode(in, to);
+    }
     Expected<std::string> result = plan         ? cudal1::applyPlan(in, *plan)
                                    : instrument ? cudal1::instrumentSource(in)
                                                 : cudal1::listTransforms(in, format == "json");

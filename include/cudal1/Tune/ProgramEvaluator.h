@@ -1,0 +1,64 @@
+// Candidates evaluated as whole programs: written as a program bundle
+// (docs/formats/program-bundle.md) and run by the program-level evaluator,
+// here (a GPU is present) or on another machine (the split path:
+// cudal1-opt --emit-bundle, cudal1-eval, cudal1-opt --import-results).
+#ifndef CUDAL1_TUNE_PROGRAMEVALUATOR_H
+#define CUDAL1_TUNE_PROGRAMEVALUATOR_H
+
+#include "cudal1/Eval/ProgramEval.h"
+#include "cudal1/Tune/Tuner.h"
+
+#include <string>
+#include <vector>
+
+namespace cudal1 {
+
+struct ProgramSetup {
+  std::string originalFile; ///< the user's source (its directory's headers are copied)
+  /// {src} {exe} {bundle} are replaced (ProgramBundle::build / run).
+  std::vector<std::string> build = {"nvcc", "-O3", "-arch=sm_90", "{src}",
+                                    "-o", "{exe}"};
+  std::vector<std::string> run = {"{exe}"};
+  std::string timeRegex;   ///< empty: whole-process wall time
+  std::string ignoreRegex;
+  double rel = 1e-4; ///< relative tolerance on printed numbers
+};
+
+/// Writes DIR/manifest.txt, DIR/original.cu (a copy of the user's file), one
+/// source per candidate, the headers next to the user's file that it
+/// includes with quotes, and DIR/plans.tsv (id, kernel key, kernel, plan).
+Status writeProgramBundle(const std::string &dir, const ProgramSetup &setup,
+                          const std::vector<Candidate> &candidates,
+                          const std::vector<std::string> &kernelKeys,
+                          const std::vector<std::string> &kernelNames);
+
+/// One line of plans.tsv.
+struct BundlePlan {
+  std::string id, kernelKey, kernel, plan;
+};
+Expected<std::vector<BundlePlan>> readBundlePlans(const std::string &dir);
+
+/// Maps the evaluator's per-variant results onto candidates.
+CandidateResult toCandidateResult(const VariantResult &v,
+                                  const VariantResult &original);
+
+class ProgramEvaluator : public VariantEvaluator {
+public:
+  ProgramEvaluator(ProgramSetup setup, ProgramEvalOptions options,
+                   std::vector<std::string> kernelKeys,
+                   std::vector<std::string> kernelNames);
+  llvm::Expected<std::vector<CandidateResult>>
+  evaluate(const std::vector<Candidate> &candidates) override;
+  std::string gpuName() const override { return gpu; }
+
+private:
+  ProgramSetup setup;
+  ProgramEvalOptions options;
+  std::vector<std::string> keys, names;
+  std::string gpu;
+  unsigned batch = 0;
+};
+
+} // namespace cudal1
+
+#endif

@@ -1,0 +1,111 @@
+// The tuning driver (DESIGN.md, "Tuning"): for each kernel of a translation
+// unit, ask a search strategy for plans, derive the variants, have them
+// evaluated, keep every measurement, and choose per kernel the best plan
+// whose speedup interval lies above 1.0; repeat in rounds within a budget.
+// The evaluator is an interface: in-process program evaluation where a GPU
+// is present, a scripted one in tests, a bundle for another machine.
+#ifndef CUDAL1_TUNE_TUNER_H
+#define CUDAL1_TUNE_TUNER_H
+
+#include "cudal1/Rewrite/PlanDriver.h"
+#include "cudal1/Tune/Space.h"
+#include "cudal1/Tune/Strategy.h"
+
+#include "llvm/Support/Error.h"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace cudal1 {
+
+/// A derived variant: one kernel's plan applied to the whole unit.
+struct Candidate {
+  std::string id;     ///< "v003"
+  size_t kernel = 0;  ///< into TuneSpace::kernels; SIZE_MAX for a combination
+  std::string plan;   ///< canonical plan text
+  bool fastMath = false;
+  std::string source; ///< the rewritten translation unit
+};
+
+/// What the evaluator says about one candidate (outcome names are those of
+/// the evaluator's results: ok, wrong, crash, compile-error, ...).
+struct CandidateResult {
+  std::string outcome = "not-run";
+  bool timed = false, faster = false;
+  double speedup = 0, lo = 0, hi = 0, timeMs = 0, baselineMs = 0;
+  std::vector<std::string> details;
+};
+
+class VariantEvaluator {
+public:
+  virtual ~VariantEvaluator();
+  /// Results in the order of `candidates`; an error only when the evaluation
+  /// as a whole could not run (the original fails, no GPU).
+  virtual llvm::Expected<std::vector<CandidateResult>>
+  evaluate(const std::vector<Candidate> &candidates) = 0;
+  virtual std::string gpuName() const = 0;
+};
+
+struct TuneOptions {
+  unsigned budget = 32;      ///< variants evaluated in all (not counting refused plans)
+  unsigned perRound = 8;     ///< variants per evaluation round
+  double timeLimit = 0;      ///< seconds; 0: none
+  bool combine = true;       ///< try the per-kernel bests together at the end
+  std::function<void(const std::string &)> progress;
+};
+
+struct TuneRecord {
+  Candidate candidate;      ///< source cleared after evaluation
+  CandidateResult result;
+  unsigned round = 0;
+};
+
+struct KernelBest {
+  std::string kernel, key, plan; ///< plan empty: keep the original
+  double speedup = 1, lo = 1, hi = 1;
+  unsigned tried = 0, correct = 0;
+};
+
+struct TuneResult {
+  std::vector<TuneRecord> records;
+  std::vector<KernelBest> best; ///< per kernel of the space
+  /// The plan to build with: the verified combination of the kernels' best
+  /// plans, else the single best one; empty when nothing was faster.
+  std::string finalPlan;
+  double finalSpeedup = 1, finalLo = 1, finalHi = 1;
+  unsigned rounds = 0, refused = 0;
+  std::string gpu;
+};
+
+class Tuner {
+public:
+  Tuner(RewriteInput input, TuneSpace space, SearchStrategy &strategy,
+        TuneOptions options);
+
+  /// Runs rounds until the budget, the time limit or the strategy is spent.
+  llvm::Expected<TuneResult> run(VariantEvaluator &evaluator);
+
+  /// The split path: the next round's candidates (derived, not evaluated)...
+  std::vector<Candidate> proposeRound(unsigned count);
+  /// ...and what came back for them.
+  void absorb(const std::vector<Candidate> &candidates,
+              const std::vector<CandidateResult> &results);
+  /// The per-kernel bests from what was absorbed so far.
+  TuneResult summary() const;
+
+private:
+  RewriteInput input;
+  TuneSpace space;
+  SearchStrategy &strategy;
+  TuneOptions opts;
+  std::vector<KernelHistory> history;
+  TuneResult result;
+  unsigned nextId = 0;
+  size_t nextKernel = 0;
+};
+
+} // namespace cudal1
+
+#endif

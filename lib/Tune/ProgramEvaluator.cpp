@@ -1,0 +1,168 @@
+// Program bundles for the tuner, and the in-process program evaluator.
+#include "cudal1/Tune/ProgramEvaluator.h"
+#include "cudal1/Capture/CaptureFile.h"
+#include "cudal1/Eval/Process.h"
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <sys/stat.h>
+
+namespace cudal1 {
+
+namespace {
+
+std::string dirName(const std::string &path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+Status writeText(const std::string &path, const std::string &text) {
+  return writeFileAtomically(path, text.data(), text.size());
+}
+
+/// Headers the file includes with quotes from its own directory (one level:
+/// enough for a program and its local helpers, e.g. the corpus' common.h).
+std::vector<std::string> localIncludes(const std::string &file,
+                                       const std::string &text) {
+  std::vector<std::string> out;
+  static const std::regex inc("^\\s*#\\s*include\\s*\"([^\"/]+)\"");
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, inc)) {
+      std::string p = dirName(file) + "/" + m[1].str();
+      struct stat st;
+      if (::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+        out.push_back(m[1].str());
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+Status writeProgramBundle(const std::string &dir, const ProgramSetup &setup,
+                          const std::vector<Candidate> &cands,
+                          const std::vector<std::string> &keys,
+                          const std::vector<std::string> &names) {
+  ProcessResult mk = runProcess({"mkdir", "-p", dir}, 30);
+  if (!(mk.exited && mk.exitCode == 0))
+    return makeError("cannot create ", dir, ": ", mk.output);
+  Expected<std::vector<uint8_t>> orig = readWholeFile(setup.originalFile);
+  if (!orig.ok())
+    return orig.error();
+  std::string text(orig->begin(), orig->end());
+  if (Status s_ = writeText(dir + "/original.cu", text); !s_.ok())
+    return s_;
+  for (const std::string &h : localIncludes(setup.originalFile, text)) {
+    Expected<std::vector<uint8_t>> hd =
+        readWholeFile(dirName(setup.originalFile) + "/" + h);
+    if (!hd.ok())
+      return hd.error();
+    if (Status s_ = writeText(dir + "/" + h, std::string(hd->begin(), hd->end())); !s_.ok())
+    return s_;
+  }
+  ProgramBundle b;
+  b.dir = dir;
+  b.build = setup.build;
+  b.run = setup.run;
+  b.timeRegex = setup.timeRegex;
+  b.ignoreRegex = setup.ignoreRegex;
+  b.rel = setup.rel;
+  b.original = {"original", "original.cu", false};
+  std::string plans = "# id\tkernel-key\tkernel\tplan\n";
+  for (const Candidate &c : cands) {
+    if (Status s_ = writeText(dir + "/" + c.id + ".cu", c.source); !s_.ok())
+    return s_;
+    b.variants.push_back({c.id, c.id + ".cu", c.fastMath});
+    bool one = c.kernel < keys.size();
+    plans += c.id + "\t" + (one ? keys[c.kernel] : "*") + "\t" +
+             (one ? names[c.kernel] : "*") + "\t" + c.plan + "\n";
+  }
+  if (Status s_ = writeText(dir + "/plans.tsv", plans); !s_.ok())
+    return s_;
+  return writeProgramManifest(b, dir);
+}
+
+Expected<std::vector<BundlePlan>> readBundlePlans(const std::string &dir) {
+  Expected<std::vector<uint8_t>> data = readWholeFile(dir + "/plans.tsv");
+  if (!data.ok())
+    return data.error();
+  std::vector<BundlePlan> out;
+  std::istringstream in(std::string(data->begin(), data->end()));
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.empty() || line[0] == '#')
+      continue;
+    BundlePlan p;
+    std::istringstream ls(line);
+    if (!std::getline(ls, p.id, '\t') || !std::getline(ls, p.kernelKey, '\t') ||
+        !std::getline(ls, p.kernel, '\t') || !std::getline(ls, p.plan))
+      return makeError(dir, "/plans.tsv:", n,
+                       ": expected 4 tab-separated fields");
+    out.push_back(p);
+  }
+  return out;
+}
+
+CandidateResult toCandidateResult(const VariantResult &v,
+                                  const VariantResult &original) {
+  CandidateResult r;
+  r.outcome = outcomeName(v.outcome);
+  r.timed = v.timed;
+  r.faster = v.faster;
+  r.speedup = v.speedup;
+  r.lo = v.lo;
+  r.hi = v.hi;
+  r.timeMs = v.timeMs;
+  r.baselineMs = original.timeMs;
+  r.details = v.details;
+  for (const std::string &m : v.mismatches)
+    r.details.push_back(m);
+  return r;
+}
+
+ProgramEvaluator::ProgramEvaluator(ProgramSetup s, ProgramEvalOptions o,
+                                   std::vector<std::string> k,
+                                   std::vector<std::string> n)
+    : setup(std::move(s)), options(std::move(o)), keys(std::move(k)),
+      names(std::move(n)), gpu(queryGpuName()) {}
+
+llvm::Expected<std::vector<CandidateResult>>
+ProgramEvaluator::evaluate(const std::vector<Candidate> &cands) {
+  auto fail = [](const Status &s) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   s.message());
+  };
+  char pattern[] = "/tmp/cudal1-tune.XXXXXX";
+  if (!::mkdtemp(pattern))
+    return fail(makeError("cannot create a temporary directory"));
+  std::string dir = pattern;
+  ++batch;
+  if (Status s = writeProgramBundle(dir, setup, cands, keys, names); !s.ok())
+    return fail(s);
+  Expected<ProgramBundle> b = readProgramBundle(dir);
+  if (!b.ok())
+    return fail(b.error());
+  ProgramEvalOptions o = options;
+  o.seed += batch;
+  Expected<EvalResults> res = evaluateProgramBundle(*b, o);
+  if (!options.keepWork)
+    runProcess({"rm", "-rf", dir}, 60);
+  if (!res.ok())
+    return fail(res.error());
+  std::vector<CandidateResult> out;
+  const VariantResult &orig = res->results.front();
+  for (const Candidate &c : cands) {
+    const VariantResult *v = res->find(c.id);
+    out.push_back(v ? toCandidateResult(*v, orig) : CandidateResult{});
+  }
+  return out;
+}
+
+} // namespace cudal1

@@ -1,0 +1,161 @@
+// The random and heuristic search strategies.
+#include "cudal1/Tune/Strategy.h"
+
+#include <algorithm>
+
+namespace cudal1 {
+
+SearchStrategy::~SearchStrategy() = default;
+
+namespace {
+
+std::string paramOf(const TuneStep &s, const char *name) {
+  for (const auto &p : s.params)
+    if (p.first == name)
+      return p.second;
+  return "";
+}
+
+/// Two steps of the same transform at the same scope conflict (unrolling a
+/// loop twice, two block shapes); the driver would refuse the plan anyway.
+bool compatible(const std::vector<TuneStep> &plan, const TuneStep &s) {
+  for (const TuneStep &p : plan)
+    if (p.transform == s.transform && p.scope == s.scope)
+      return false;
+  return true;
+}
+
+class RandomStrategy : public SearchStrategy {
+public:
+  explicit RandomStrategy(uint64_t seed) : rng(seed) {}
+  const char *name() const override { return "random"; }
+  std::vector<Proposal> propose(const TuneKernel &k, const KernelHistory &h,
+                                unsigned count) override {
+    std::vector<Proposal> out;
+    std::set<std::string> seen = h.tried;
+    // Fast-math steps are opt-in: never proposed by default.
+    std::vector<const TuneStep *> pool;
+    for (const TuneStep &s : k.steps)
+      if (!s.fastMath)
+        pool.push_back(&s);
+    if (pool.empty())
+      return out;
+    for (unsigned attempt = 0; out.size() < count && attempt < count * 20;
+         ++attempt) {
+      unsigned len = 1 + unsigned(rng() % 3);
+      Proposal p;
+      for (unsigned i = 0; i < len * 4 && p.steps.size() < len; ++i) {
+        const TuneStep &s = *pool[rng() % pool.size()];
+        if (compatible(p.steps, s))
+          p.steps.push_back(s);
+      }
+      if (seen.insert(p.text()).second)
+        out.push_back(p);
+    }
+    return out;
+  }
+
+private:
+  std::mt19937_64 rng;
+};
+
+class HeuristicStrategy : public SearchStrategy {
+public:
+  const char *name() const override { return "heuristic"; }
+  std::vector<Proposal> propose(const TuneKernel &k, const KernelHistory &h,
+                                unsigned count) override {
+    std::vector<const TuneStep *> ranked;
+    for (const TuneStep &s : k.steps)
+      if (!s.fastMath && heuristicRank(s) < kNever)
+        ranked.push_back(&s);
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const TuneStep *a, const TuneStep *b) {
+                       return heuristicRank(*a) < heuristicRank(*b);
+                     });
+    std::vector<Proposal> out;
+    std::set<std::string> seen = h.tried;
+    auto add = [&](Proposal p) {
+      if (out.size() < count && !p.steps.empty() && seen.insert(p.text()).second)
+        out.push_back(std::move(p));
+    };
+    // 1. Extend the best correct plan measured so far by one more step.
+    const KernelHistory::Result *best = nullptr;
+    for (const KernelHistory::Result &r : h.correct)
+      if (r.faster && (!best || r.speedup > best->speedup))
+        best = &r;
+    if (best && best->steps.size() < 4)
+      for (const TuneStep *s : ranked)
+        if (compatible(best->steps, *s)) {
+          Proposal p{best->steps};
+          p.steps.push_back(*s);
+          add(p);
+        }
+    // 2. Single steps in rank order.
+    for (const TuneStep *s : ranked)
+      add(Proposal{{*s}});
+    return out;
+  }
+
+private:
+  static constexpr int kNever = 1000;
+};
+
+} // namespace
+
+int heuristicRank(const TuneStep &s) {
+  const std::string &t = s.transform;
+  // What usually pays most first (CUDA-L1's measured wins and the roofline
+  // reasoning of docs/passes): a serialized reduction, then data reuse, then
+  // memory access shape, then instruction-level and launch shape tweaks.
+  if (t == "warp-reduce")
+    return 0;
+  if (t == "tile-shared")
+    return paramOf(s, "tile") == "32" ? 10 : 11;
+  if (t == "coalesce")
+    return 20;
+  if (t == "vectorize")
+    return paramOf(s, "width") == "16" ? 30 : 31;
+  if (t == "restrict")
+    return 40;
+  if (t == "unroll") {
+    std::string f = paramOf(s, "factor");
+    return f == "4" ? 50 : f == "8" ? 51 : 55;
+  }
+  if (t == "launch-config") {
+    std::string b = paramOf(s, "block");
+    if (b == "256" || b == "32x8" || b == "16x16")
+      return 60;
+    if (b == "512" || b == "128" || b == "32x4")
+      return 61;
+    return 65;
+  }
+  if (t == "coarsen")
+    return paramOf(s, "factor") == "4" ? 70 : 71;
+  if (t == "launch-bounds")
+    return 80;
+  if (t == "grid-stride")
+    return 85;
+  // Host-side moves: for launch-bound programs these are where the time is.
+  if (t == "graph" || t == "drop-sync")
+    return 15;
+  if (t == "streams" || t == "fuse")
+    return 25;
+  return 90;
+}
+
+std::unique_ptr<SearchStrategy> makeRandomStrategy(uint64_t seed) {
+  return std::make_unique<RandomStrategy>(seed);
+}
+std::unique_ptr<SearchStrategy> makeHeuristicStrategy() {
+  return std::make_unique<HeuristicStrategy>();
+}
+std::unique_ptr<SearchStrategy> makeStrategy(const std::string &name,
+                                             uint64_t seed) {
+  if (name == "random")
+    return makeRandomStrategy(seed);
+  if (name == "heuristic")
+    return makeHeuristicStrategy();
+  return nullptr;
+}
+
+} // namespace cudal1

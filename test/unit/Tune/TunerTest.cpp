@@ -1,0 +1,186 @@
+// The tuning loop with a scripted evaluator (the real one is covered by the
+// GPU tests): strategies, budgets, refused plans, the choice of the best and
+// the verified combination.
+#include "cudal1/Frontend/CompileFlags.h"
+#include "cudal1/Tune/Tuner.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+using namespace cudal1;
+
+namespace {
+
+const char *kSource = R"(
+__global__ void scale(float *x, float s, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    x[i] *= s;
+}
+__global__ void sum(const float *x, float *acc, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    atomicAdd(acc, x[i]);
+}
+void run(float *x, float *acc, int n) {
+  scale<<<(n + 255) / 256, 256>>>(x, 2.0f, n);
+  sum<<<(n + 255) / 256, 256>>>(x, acc, n);
+}
+)";
+
+RewriteInput input() {
+  return {"/tmp/cudal1-tuner-test.cu", kSource,
+          analysisArgs({"-x", "cuda", "--cuda-gpu-arch=sm_90"}, nullptr)};
+}
+
+/// Plays a GPU: warp-reduce on `sum` is 3x, restrict 1.1x per kernel, anything with
+/// launch-config(block=1024) is wrong, and one plan crashes.
+class ScriptedEvaluator : public VariantEvaluator {
+public:
+  std::vector<std::vector<std::string>> batches;
+  llvm::Expected<std::vector<CandidateResult>>
+  evaluate(const std::vector<Candidate> &cs) override {
+    std::vector<CandidateResult> out;
+    batches.emplace_back();
+    for (const Candidate &c : cs) {
+      batches.back().push_back(c.plan);
+      EXPECT_NE(c.source.find("cudal1-opt plan"), std::string::npos);
+      CandidateResult r;
+      double s = 1.0;
+      if (c.plan.find("warp-reduce") != std::string::npos)
+        s *= 3.0;
+      // restrict pays 1.1x per kernel it is applied to.
+      for (size_t at = c.plan.find("restrict"); at != std::string::npos;
+           at = c.plan.find("restrict", at + 1))
+        s *= 1.1;
+      if (c.plan.find("block=1024") != std::string::npos)
+        r.outcome = "wrong";
+      else if (c.plan.find("block=64") != std::string::npos)
+        r.outcome = "crash";
+      else {
+        r.outcome = "ok";
+        r.timed = true;
+        r.speedup = s;
+        r.lo = s * 0.98;
+        r.hi = s * 1.02;
+        r.faster = r.lo > 1.0 && s >= 1.01;
+      }
+      out.push_back(r);
+    }
+    return out;
+  }
+  std::string gpuName() const override { return "Scripted GPU"; }
+};
+
+TuneSpace space() {
+  llvm::Expected<TuneSpace> s = collectTuneSpace(input());
+  EXPECT_TRUE(bool(s)) << (s ? "" : llvm::toString(s.takeError()));
+  return s ? *s : TuneSpace{};
+}
+
+} // namespace
+
+TEST(TuneSpace, LegalStepsPerKernelAtKernelScope) {
+  TuneSpace s = space();
+  ASSERT_EQ(s.kernels.size(), 2u);
+  EXPECT_EQ(s.kernels[1].name, "sum");
+  bool warp = false, launch = false;
+  for (const TuneStep &st : s.kernels[1].steps) {
+    warp |= st.text() == "@sum: warp-reduce";
+    // One launch site: launch-level steps are scoped to the kernel.
+    launch |= st.text() == "@sum: launch-config(block=256)";
+    EXPECT_EQ(st.scope, "@sum");
+  }
+  EXPECT_TRUE(warp);
+  EXPECT_TRUE(launch);
+}
+
+TEST(Tuner, HeuristicFindsTheReductionAndCombines) {
+  TuneSpace s = space();
+  std::unique_ptr<SearchStrategy> st = makeStrategy("heuristic", 1);
+  TuneOptions o;
+  o.budget = 10;
+  o.perRound = 4;
+  Tuner t(input(), s, *st, o);
+  ScriptedEvaluator ev;
+  llvm::Expected<TuneResult> r = t.run(ev);
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  // warp-reduce is the heuristic's first choice for `sum`.
+  ASSERT_FALSE(ev.batches.empty());
+  EXPECT_EQ(ev.batches[0][1], "@sum: warp-reduce");
+  ASSERT_EQ(r->best.size(), 2u);
+  EXPECT_NE(r->best[1].plan.find("warp-reduce"), std::string::npos);
+  EXPECT_GE(r->best[1].speedup, 3.0);
+  // Budget: 10 variants, then one combination of the two kernels' bests.
+  size_t evaluated = 0;
+  for (const auto &b : ev.batches)
+    evaluated += b.size();
+  EXPECT_EQ(evaluated, 11u);
+  EXPECT_EQ(ev.batches.back().size(), 1u);
+  std::string log;
+  for (const TuneRecord &rec : r->records)
+    log += rec.candidate.plan + " -> " + rec.result.outcome + "\n";
+  EXPECT_NE(r->finalPlan.find("@scale"), std::string::npos) << r->finalPlan << "\n" << log;
+  EXPECT_NE(r->finalPlan.find("@sum"), std::string::npos) << r->finalPlan;
+  EXPECT_NEAR(r->finalSpeedup, 3.0 * 1.1 * 1.1, 0.01);
+  EXPECT_EQ(r->gpu, "Scripted GPU");
+}
+
+TEST(Tuner, WrongAndCrashingVariantsAreNeverChosen) {
+  TuneSpace s = space();
+  // A fixed small space (block shapes and restrict), so that the seeded
+  // random plans surely include the scripted faults whatever other passes
+  // offer.
+  for (TuneKernel &k : s.kernels)
+    for (auto it = k.steps.begin(); it != k.steps.end();)
+      it = it->transform == "launch-config" || it->transform == "restrict"
+               ? it + 1
+               : k.steps.erase(it);
+  std::unique_ptr<SearchStrategy> st = makeStrategy("random", 7);
+  TuneOptions o;
+  o.budget = 12;
+  o.perRound = 6;
+  Tuner t(input(), s, *st, o);
+  ScriptedEvaluator ev;
+  llvm::Expected<TuneResult> r = t.run(ev);
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  unsigned wrong = 0;
+  std::set<std::string> plans;
+  for (const TuneRecord &rec : r->records) {
+    wrong += rec.result.outcome == "wrong";
+    if (rec.result.outcome != "refused" && rec.candidate.id != "combined")
+      EXPECT_TRUE(plans.insert(rec.candidate.plan).second)
+          << "proposed twice: " << rec.candidate.plan;
+  }
+  EXPECT_GT(wrong, 0u); // the scripted faults were proposed...
+  for (const KernelBest &b : r->best) // ...and never chosen
+    EXPECT_EQ(b.plan.find("block=1024"), std::string::npos);
+  EXPECT_EQ(r->finalPlan.find("block=1024"), std::string::npos);
+  EXPECT_EQ(r->finalPlan.find("block=64"), std::string::npos);
+}
+
+TEST(Tuner, NothingFasterKeepsTheOriginal) {
+  TuneSpace s = space();
+  // Only the scale kernel, whose steps the script never speeds up.
+  s.kernels.resize(1);
+  for (auto it = s.kernels[0].steps.begin(); it != s.kernels[0].steps.end();)
+    it = it->transform == "restrict" ? s.kernels[0].steps.erase(it) : it + 1;
+  std::unique_ptr<SearchStrategy> st = makeStrategy("heuristic", 1);
+  TuneOptions o;
+  o.budget = 5;
+  Tuner t(input(), s, *st, o);
+  ScriptedEvaluator ev;
+  llvm::Expected<TuneResult> r = t.run(ev);
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  EXPECT_TRUE(r->finalPlan.empty()) << r->finalPlan;
+  EXPECT_TRUE(r->best[0].plan.empty());
+  EXPECT_GT(r->best[0].tried, 0u);
+}
+
+TEST(Strategy, UnknownNameIsNull) {
+  EXPECT_EQ(makeStrategy("policy-v0", 1), nullptr);
+  EXPECT_LT(heuristicRank({"@k", "warp-reduce", {}, false}),
+            heuristicRank({"@k", "launch-config", {{"block", "128"}}, false}));
+}

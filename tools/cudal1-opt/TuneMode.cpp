@@ -1,0 +1,284 @@
+// The tuning modes of cudal1-opt: the driver, the program evaluator and the
+// tuning database put together.
+#include "TuneMode.h"
+
+#include "cudal1/Eval/Bundle.h"
+#include "cudal1/Eval/Results.h"
+#include "cudal1/Support/AtomicFile.h"
+#include "cudal1/Tune/ProgramEvaluator.h"
+#include "cudal1/Tune/Tuner.h"
+#include "cudal1/TuneDB/TuneDB.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <ctime>
+#include <map>
+#include <unistd.h>
+
+using namespace llvm;
+
+namespace cudal1 {
+
+namespace {
+
+enum ExitCode { Ok = 0, InputError = 1, UsageError = 2, NothingToDo = 3 };
+
+raw_ostream &error() { return WithColor::error(errs(), "cudal1-opt"); }
+raw_ostream &note() { return WithColor::note(errs(), "cudal1-opt"); }
+
+ProgramSetup setupFor(const RewriteInput &in, const TuneModeOptions &o) {
+  ProgramSetup s;
+  s.originalFile = in.file;
+  if (!o.buildCmd.empty())
+    s.build = splitWords(o.buildCmd);
+  else
+    s.build = {"nvcc", "-O3", "-arch=" + o.arch, "{src}", "-o", "{exe}"};
+  if (!o.runCmd.empty())
+    s.run = splitWords(o.runCmd);
+  s.timeRegex = o.timeRegex;
+  s.ignoreRegex = o.ignoreRegex;
+  s.rel = o.relTol;
+  return s;
+}
+
+std::string sessionId() {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "tune-%lld-%d", (long long)std::time(nullptr),
+                int(::getpid()));
+  return buf;
+}
+
+/// Every evaluated variant becomes a measurement; each kernel's best plan
+/// becomes its best choice for this GPU (shape "*": program-level runs do
+/// not separate launch shapes).
+llvm::Error recordAll(const std::string &dbPath, const TuneSpace &space,
+                const TuneResult &r, const std::string &arch) {
+  llvm::Expected<TuneDB> db = TuneDB::open(dbPath);
+  if (!db)
+    return db.takeError();
+  GpuKey gpu{r.gpu.empty() ? "unknown" : r.gpu, arch};
+  std::string session = sessionId();
+  std::vector<Measurement> ms;
+  for (const TuneRecord &rec : r.records) {
+    if (rec.candidate.kernel >= space.kernels.size() ||
+        rec.result.outcome == "refused")
+      continue;
+    const TuneKernel &k = space.kernels[rec.candidate.kernel];
+    Measurement m;
+    m.kernelKey = k.key;
+    m.kernelName = k.name;
+    m.plan = rec.candidate.plan;
+    m.gpu = gpu;
+    m.shape = kAnyShape.str();
+    m.outcome = rec.result.outcome;
+    if (rec.result.timed) {
+      m.speedup = rec.result.speedup;
+      m.speedupLo = rec.result.lo;
+      m.speedupHi = rec.result.hi;
+      m.timeMs = rec.result.timeMs;
+      m.baselineMs = rec.result.baselineMs;
+    }
+    m.session = session;
+    ms.push_back(m);
+  }
+  llvm::Expected<std::vector<int64_t>> ids = db->recordMeasurements(ms);
+  if (!ids)
+    return ids.takeError();
+  for (const KernelBest &b : r.best) {
+    if (b.plan.empty())
+      continue;
+    BestChoice c;
+    c.kernelKey = b.key;
+    c.gpu = gpu;
+    c.shape = kAnyShape.str();
+    c.plan = b.plan;
+    c.speedup = b.speedup;
+    c.speedupLo = b.lo;
+    c.speedupHi = b.hi;
+    for (size_t i = 0; i < ms.size(); ++i)
+      if (ms[i].kernelKey == b.key && ms[i].plan == b.plan)
+        c.measurementId = (*ids)[i];
+    if (llvm::Error e = db->setBest(c))
+      return e;
+  }
+  return llvm::Error::success();
+}
+
+void printSummary(const TuneResult &r) {
+  raw_ostream &os = outs();
+  os << "cudal1 tuning: " << r.rounds << " round(s) on "
+     << (r.gpu.empty() ? "an unknown GPU" : r.gpu) << "\n";
+  os << format("%-24s %6s %7s  %-28s %s\n", (const char *)"kernel",
+               (const char *)"tried", (const char *)"correct",
+               (const char *)"speedup [95% interval]", (const char *)"best plan");
+  for (const KernelBest &b : r.best) {
+    std::string sp = b.plan.empty()
+                         ? "-"
+                         : formatv("{0:F3}x [{1:F3}, {2:F3}]", b.speedup, b.lo, b.hi)
+                               .str();
+    os << format("%-24s %6u %7u  %-28s %s\n", b.kernel.c_str(), b.tried,
+                 b.correct, sp.c_str(),
+                 b.plan.empty() ? "(original kept)" : b.plan.c_str());
+  }
+  std::map<std::string, unsigned> outcomes;
+  for (const TuneRecord &rec : r.records)
+    ++outcomes[rec.result.outcome];
+  os << "variants:";
+  for (const auto &o : outcomes)
+    os << " " << o.first << "=" << o.second;
+  os << "\n";
+  if (r.finalPlan.empty())
+    os << "result: no variant was faster; the original is kept\n";
+  else
+    os << formatv("result: {0:F3}x [{1:F3}, {2:F3}] (whole program) with '{3}'\n",
+                  r.finalSpeedup, r.finalLo, r.finalHi, r.finalPlan);
+  os << "speedups are of the whole program's measured time with the plan applied\n";
+}
+
+int finish(const RewriteInput &in, const TuneModeOptions &o,
+           const TuneSpace &space, const TuneResult &r) {
+  printSummary(r);
+  if (!o.dbPath.empty()) {
+    if (llvm::Error e = recordAll(o.dbPath, space, r, o.arch)) {
+      error() << "recording in the tuning database: " << toString(std::move(e))
+              << "\n";
+      return InputError;
+    }
+    outs() << "recorded in " << o.dbPath << "\n";
+  }
+  std::string text = in.code;
+  if (!r.finalPlan.empty()) {
+    llvm::Expected<Plan> p = parsePlan(r.finalPlan);
+    llvm::Expected<std::string> v = p ? applyPlan(in, *p)
+                                : llvm::Expected<std::string>(p.takeError());
+    if (!v) {
+      error() << "the chosen plan no longer applies: " << toString(v.takeError())
+              << "\n";
+      return InputError;
+    }
+    text = std::move(*v);
+  }
+  if (o.outputFile != "-" || !r.finalPlan.empty())
+    if (llvm::Error e = writeFileAtomically(o.outputFile, text)) {
+      error() << toString(std::move(e)) << "\n";
+      return InputError;
+    }
+  return Ok;
+}
+
+} // namespace
+
+int runTuneMode(const RewriteInput &in, const TuneModeOptions &o) {
+  std::unique_ptr<SearchStrategy> strategy = makeStrategy(o.strategy, o.seed);
+  if (!strategy) {
+    error() << "--strategy=" << o.strategy
+            << ": expected 'heuristic' or 'random'\n";
+    return UsageError;
+  }
+  llvm::Expected<TuneSpace> space = collectTuneSpace(in);
+  if (!space) {
+    errs() << toString(space.takeError()) << "\n";
+    return InputError;
+  }
+  if (space->kernels.empty()) {
+    error() << in.file << ": no CUDA kernels to tune\n";
+    return NothingToDo;
+  }
+  std::vector<std::string> keys, names;
+  for (const TuneKernel &k : space->kernels) {
+    keys.push_back(k.key);
+    names.push_back(k.name);
+  }
+  TuneOptions to;
+  to.budget = o.budget;
+  to.timeLimit = o.timeLimit;
+  bool terminal = ::isatty(2);
+  if (terminal)
+    to.progress = [](const std::string &m) {
+      errs() << "\r\033[K[cudal1-opt] " << m;
+      errs().flush();
+    };
+  Tuner tuner(in, *space, *strategy, to);
+  ProgramSetup setup = setupFor(in, o);
+
+  if (o.mode == TuneModeOptions::EmitBundle) {
+    // One round of the whole budget: the strategy cannot learn from results
+    // it will only see at import.
+    std::vector<Candidate> cands = tuner.proposeRound(o.budget);
+    if (terminal)
+      errs() << "\r\033[K";
+    if (cands.empty()) {
+      error() << "no legal plan to try in " << in.file << "\n";
+      return NothingToDo;
+    }
+    Status s = writeProgramBundle(o.bundleDir, setup, cands, keys, names);
+    if (!s.ok()) {
+      error() << s.message() << "\n";
+      return InputError;
+    }
+    outs() << "wrote " << cands.size() << " variants to " << o.bundleDir
+           << "; evaluate them on a GPU machine with\n  cudal1-eval "
+           << o.bundleDir << "\nthen: cudal1-opt " << in.file
+           << " --import-results " << o.bundleDir << " -o OUT.cu\n";
+    return Ok;
+  }
+
+  if (o.mode == TuneModeOptions::ImportResults) {
+    cudal1::Expected<std::vector<BundlePlan>> plans = readBundlePlans(o.bundleDir);
+    cudal1::Expected<EvalResults> res = readResults(o.bundleDir + "/results.txt");
+    if (!plans.ok() || !res.ok()) {
+      error() << (!plans.ok() ? plans.error().message() : res.error().message())
+              << "\n";
+      return InputError;
+    }
+    std::vector<Candidate> cands;
+    std::vector<CandidateResult> results;
+    const VariantResult &orig = res->results.front();
+    for (const BundlePlan &p : *plans) {
+      Candidate c;
+      c.id = p.id;
+      c.plan = p.plan;
+      c.kernel = SIZE_MAX;
+      for (size_t k = 0; k < space->kernels.size(); ++k)
+        if (space->kernels[k].key == p.kernelKey)
+          c.kernel = k;
+      if (c.kernel == SIZE_MAX) {
+        note() << p.id << ": kernel " << p.kernel
+               << " changed since the bundle was written; its result is "
+                  "ignored\n";
+        continue;
+      }
+      const VariantResult *v = res->find(p.id);
+      cands.push_back(c);
+      results.push_back(v ? toCandidateResult(*v, orig) : CandidateResult{});
+    }
+    tuner.absorb(cands, results);
+    TuneResult r = tuner.summary();
+    r.gpu = res->gpu;
+    return finish(in, o, *space, r);
+  }
+
+  std::string gpu = queryGpuName();
+  if (gpu.empty()) {
+    error() << "no GPU on this machine (nvidia-smi found none): variants "
+               "cannot be measured here. Use --emit-bundle DIR, run "
+               "cudal1-eval DIR on a GPU machine, then --import-results DIR\n";
+    return InputError;
+  }
+  ProgramEvalOptions po;
+  ProgramEvaluator ev(setup, po, keys, names);
+  llvm::Expected<TuneResult> r = tuner.run(ev);
+  if (terminal)
+    errs() << "\r\033[K";
+  if (!r) {
+    error() << toString(r.takeError()) << "\n";
+    return InputError;
+  }
+  return finish(in, o, *space, *r);
+}
+
+} // namespace cudal1

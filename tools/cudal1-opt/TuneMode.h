@@ -1,0 +1,35 @@
+// cudal1-opt's tuning modes: --tune (evaluate here, a GPU is needed),
+// --emit-bundle DIR and --import-results DIR (the split path through
+// cudal1-eval on a GPU machine). docs/cudal1-opt.md, "Tuning".
+#ifndef CUDAL1_OPT_TUNEMODE_H
+#define CUDAL1_OPT_TUNEMODE_H
+
+#include "cudal1/Rewrite/PlanDriver.h"
+
+#include <string>
+
+namespace cudal1 {
+
+struct TuneModeOptions {
+  enum Mode { Tune, EmitBundle, ImportResults } mode = Tune;
+  std::string bundleDir;
+  unsigned budget = 32;
+  double timeLimit = 0;
+  std::string strategy = "heuristic";
+  uint64_t seed = 1;
+  std::string dbPath;      ///< empty: no database
+  std::string buildCmd;    ///< words; {src} {exe}; empty: nvcc -O3 -arch=sm_90
+  std::string runCmd;      ///< words; {exe}; empty: the program alone
+  std::string timeRegex;
+  std::string ignoreRegex;
+  double relTol = 1e-4;
+  std::string outputFile = "-";
+  std::string arch = "sm_90";
+};
+
+/// Returns the process exit code (the same codes as the other modes).
+int runTuneMode(const RewriteInput &input, const TuneModeOptions &options);
+
+} // namespace cudal1
+
+#endif
