@@ -8,7 +8,7 @@ extern "C" __global__ void stencil_ref(const double *in, const double *w,
   double f = 0, b = 0;
   for (int k = -R; k <= R; ++k)
     f = fma(w[k + R], in[CLAMP_IDX(i + k, n)], f);
-  for (int k = R; k >= -R; --k)
-    b = fma(w[k + R], in[CLAMP_IDX(i + k, n)], b);
+  for (int k = -R; k <= R; ++k) // the same taps, last to first
+    b = fma(w[R - k], in[CLAMP_IDX(i - k, n)], b);
   out[i] = 0.5 * (f + b);
 }

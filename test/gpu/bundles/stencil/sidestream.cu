@@ -9,8 +9,8 @@ extern "C" __global__ void stencil_work(const float *in, const float *w,
   float f = 0.f, b = 0.f;
   for (int k = -R; k <= R; ++k)
     f = fmaf(w[k + R], in[CLAMP_IDX(i + k, n)], f);
-  for (int k = R; k >= -R; --k)
-    b = fmaf(w[k + R], in[CLAMP_IDX(i + k, n)], b);
+  for (int k = -R; k <= R; ++k) // the same taps, last to first
+    b = fmaf(w[R - k], in[CLAMP_IDX(i - k, n)], b);
   out[i] = 0.5f * (f + b);
 }
 extern "C" __global__ void stencil(const float *in, const float *w, float *out,

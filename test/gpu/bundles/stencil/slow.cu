@@ -8,15 +8,15 @@ extern "C" __global__ void stencil(const float *in, const float *w, float *out,
   float f = 0.f, b = 0.f, e = 0.f, o = 0.f;
   for (int k = -R; k <= R; ++k)
     f = fmaf(w[k + R], in[CLAMP_IDX(i + k, n)], f);
-  for (int k = R; k >= -R; --k)
-    b = fmaf(w[k + R], in[CLAMP_IDX(i + k, n)], b);
+  for (int k = -R; k <= R; ++k) // the same taps, last to first
+    b = fmaf(w[R - k], in[CLAMP_IDX(i - k, n)], b);
   for (int k = -R; k <= R; k += 2)
     e = fmaf(w[k + R], in[CLAMP_IDX(i + k, n)], e);
   for (int k = -R + 1; k <= R; k += 2)
     e = fmaf(w[k + R], in[CLAMP_IDX(i + k, n)], e);
-  for (int k = R; k >= -R; k -= 2)
-    o = fmaf(w[k + R], in[CLAMP_IDX(i + k, n)], o);
-  for (int k = R - 1; k >= -R; k -= 2)
-    o = fmaf(w[k + R], in[CLAMP_IDX(i + k, n)], o);
+  for (int k = -R; k <= R; k += 2)
+    o = fmaf(w[R - k], in[CLAMP_IDX(i - k, n)], o);
+  for (int k = -R + 1; k <= R; k += 2)
+    o = fmaf(w[R - k], in[CLAMP_IDX(i - k, n)], o);
   out[i] = 0.25f * ((f + b) + (e + o));
 }
