@@ -2,12 +2,16 @@
 // initializers (STYLE.md).
 #include "Coalesce.h"
 #include "Coarsen.h"
+#include "DropSync.h"
 #include "FastMath.h"
+#include "Fuse.h"
+#include "Graph.h"
 #include "GridStride.h"
 #include "Interchange.h"
 #include "LaunchBounds.h"
 #include "LaunchConfig.h"
 #include "Restrict.h"
+#include "Streams.h"
 #include "TileShared.h"
 #include "Unroll.h"
 #include "Vectorize.h"
@@ -20,12 +24,16 @@ const std::vector<std::unique_ptr<Transform>> &cudal1::allTransforms() {
     std::vector<std::unique_ptr<Transform>> v;
     v.push_back(std::make_unique<Coalesce>());
     v.push_back(std::make_unique<Coarsen>());
+    v.push_back(std::make_unique<DropSync>());
     v.push_back(std::make_unique<FastMath>());
+    v.push_back(std::make_unique<Fuse>());
+    v.push_back(std::make_unique<Graph>());
     v.push_back(std::make_unique<GridStride>());
     v.push_back(std::make_unique<Interchange>());
     v.push_back(std::make_unique<LaunchBounds>());
     v.push_back(std::make_unique<LaunchConfig>());
     v.push_back(std::make_unique<Restrict>());
+    v.push_back(std::make_unique<Streams>());
     v.push_back(std::make_unique<TileShared>());
     v.push_back(std::make_unique<Unroll>());
     v.push_back(std::make_unique<Vectorize>());

@@ -362,6 +362,51 @@ std::vector<std::pair<std::string, std::string>> renaming(const Kernel &k, const
 
 } // namespace
 
+LaunchDependence cudal1::analyzeLaunchPair(const ProgramModel &model, unsigned first,
+                                           unsigned second, mlir::MLIRContext &ctx) {
+  LaunchDependence dep;
+  dep.first = first;
+  dep.second = second;
+  const LaunchSite &la = model.launches[first], &lb = model.launches[second];
+  if (la.kernelIndex < 0 || lb.kernelIndex < 0)
+    return dep;
+  const Kernel &ka = model.kernels[la.kernelIndex], &kb = model.kernels[lb.kernelIndex];
+  // Buffers both launches touch.
+  std::map<std::string, BufferDependence> perBuffer;
+  for (const MemAccess &x : ka.accesses) {
+    if (x.paramIndex < 0 || size_t(x.paramIndex) >= la.argBuffers.size())
+      continue;
+    const std::string &buf = la.argBuffers[x.paramIndex];
+    if (buf.empty())
+      continue;
+    for (const MemAccess &y : kb.accesses) {
+      if (y.paramIndex < 0 || size_t(y.paramIndex) >= lb.argBuffers.size() ||
+          lb.argBuffers[y.paramIndex] != buf)
+        continue;
+      if (x.kind == AccessKind::Read && y.kind == AccessKind::Read)
+        continue;
+      std::string kind = std::string(toString(x.kind)) + "-" + toString(y.kind);
+      BufferDependence bd;
+      if (la.args[x.paramIndex] != buf || lb.args[y.paramIndex] != buf) {
+        bd.result = DependenceResult::Unknown;
+        bd.detail = "a pointer argument with an offset";
+      } else {
+        AccessInstance ia{x.normalized, x.guards, launchDims(la), renaming(ka, la)};
+        AccessInstance ib{y.normalized, y.guards, launchDims(lb), renaming(kb, lb)};
+        bd = testAccessPair(ia, ib, ctx);
+      }
+      bd.buffer = buf;
+      bd.kind = kind;
+      auto it = perBuffer.find(buf);
+      if (it == perBuffer.end() || rank(bd.result) > rank(it->second.result))
+        perBuffer[buf] = bd;
+    }
+  }
+  for (auto &[name, bd] : perBuffer)
+    dep.buffers.push_back(bd);
+  return dep;
+}
+
 std::vector<LaunchDependence> cudal1::analyzeLaunchPairs(const ProgramModel &model,
                                                          const HostFunction &fn,
                                                          mlir::MLIRContext &ctx) {
@@ -374,47 +419,8 @@ std::vector<LaunchDependence> cudal1::analyzeLaunchPairs(const ProgramModel &mod
       continue;
     }
     if (prev >= 0) {
-      LaunchDependence dep;
-      dep.first = prev;
-      dep.second = ev.launch;
+      LaunchDependence dep = analyzeLaunchPair(model, prev, ev.launch, ctx);
       dep.syncBetween = syncSincePrev;
-      const LaunchSite &la = model.launches[prev], &lb = model.launches[ev.launch];
-      if (la.kernelIndex >= 0 && lb.kernelIndex >= 0) {
-        const Kernel &ka = model.kernels[la.kernelIndex], &kb = model.kernels[lb.kernelIndex];
-        // Buffers both launches touch.
-        std::map<std::string, BufferDependence> perBuffer;
-        for (const MemAccess &x : ka.accesses) {
-          if (x.paramIndex < 0 || size_t(x.paramIndex) >= la.argBuffers.size())
-            continue;
-          const std::string &buf = la.argBuffers[x.paramIndex];
-          if (buf.empty())
-            continue;
-          for (const MemAccess &y : kb.accesses) {
-            if (y.paramIndex < 0 || size_t(y.paramIndex) >= lb.argBuffers.size() ||
-                lb.argBuffers[y.paramIndex] != buf)
-              continue;
-            if (x.kind == AccessKind::Read && y.kind == AccessKind::Read)
-              continue;
-            std::string kind = std::string(toString(x.kind)) + "-" + toString(y.kind);
-            BufferDependence bd;
-            if (la.args[x.paramIndex] != buf || lb.args[y.paramIndex] != buf) {
-              bd.result = DependenceResult::Unknown;
-              bd.detail = "a pointer argument with an offset";
-            } else {
-              AccessInstance ia{x.normalized, x.guards, launchDims(la), renaming(ka, la)};
-              AccessInstance ib{y.normalized, y.guards, launchDims(lb), renaming(kb, lb)};
-              bd = testAccessPair(ia, ib, ctx);
-            }
-            bd.buffer = buf;
-            bd.kind = kind;
-            auto it = perBuffer.find(buf);
-            if (it == perBuffer.end() || rank(bd.result) > rank(it->second.result))
-              perBuffer[buf] = bd;
-          }
-        }
-        for (auto &[name, bd] : perBuffer)
-          dep.buffers.push_back(bd);
-      }
       out.push_back(std::move(dep));
     }
     prev = ev.launch;

@@ -94,6 +94,9 @@ struct ModelIndex {
   std::vector<const FunctionDecl *> kernels;
   std::vector<const CUDAKernelCallExpr *> launches;
   std::vector<std::vector<const Stmt *>> loops;
+  std::vector<const Stmt *> hostLoops;
+  std::vector<const CallExpr *> syncs;
+  std::vector<const FunctionDecl *> launchFunctions, hostLoopFunctions, syncFunctions;
 };
 
 class ModelBuilder : public RecursiveASTVisitor<ModelBuilder> {
@@ -151,6 +154,9 @@ private:
   ModelIndex *index;
   llvm::DenseMap<const FunctionDecl *, int> kernelIndex;
   std::vector<const FunctionDecl *> hostFunctions;
+  /// Host loops enclosing the statement being walked, innermost last.
+  std::vector<unsigned> loopStack;
+  int innermostLoop() const { return loopStack.empty() ? -1 : int(loopStack.back()); }
 
   void addKernel(const FunctionDecl *fd) {
     if (kernelIndex.count(fd->getCanonicalDecl()))
@@ -237,8 +243,20 @@ private:
     }
     if (!onceOnly &&
         (isa<ForStmt>(s) || isa<WhileStmt>(s) || isa<DoStmt>(s) || isa<CXXForRangeStmt>(s))) {
+      HostLoop hl;
+      hl.id = model.hostLoops.size();
+      hl.parent = innermostLoop();
+      hl.function = hf.name;
+      hl.pos = position(sm, s->getBeginLoc());
+      model.hostLoops.push_back(std::move(hl));
+      if (index) {
+        index->hostLoops.push_back(s);
+        index->hostLoopFunctions.push_back(fd);
+      }
+      loopStack.push_back(model.hostLoops.size() - 1);
       for (const Stmt *c : s->children())
         walkHost(c, fd, hf, loop ? loop : s);
+      loopStack.pop_back();
       return;
     }
     if (auto *kc = dyn_cast<CUDAKernelCallExpr>(s)) {
@@ -251,7 +269,7 @@ private:
     for (const Stmt *c : s->children())
       walkHost(c, fd, hf, loop);
     if (auto *ce = dyn_cast<CallExpr>(s))
-      addHostCall(ce, hf, loop);
+      addHostCall(ce, fd, hf, loop);
   }
 
   void addLaunch(const CUDAKernelCallExpr *kc, const FunctionDecl *fd, HostFunction &hf,
@@ -290,6 +308,9 @@ private:
       l.inLoop = true;
       l.loopPos = position(sm, loop->getBeginLoc());
     }
+    l.loop = innermostLoop();
+    for (unsigned id : loopStack)
+      model.hostLoops[id].launches.push_back(l.id);
     // The same launch seen twice (e.g. through two instantiations of one
     // host template at one location) is recorded once per instantiation.
     HostEvent ev;
@@ -297,14 +318,18 @@ private:
     ev.launch = l.id;
     ev.call = l.kernel;
     ev.inLoop = l.inLoop;
+    ev.loop = l.loop;
     ev.pos = l.pos;
     hf.events.push_back(ev);
     model.launches.push_back(std::move(l));
-    if (index)
+    if (index) {
       index->launches.push_back(kc);
+      index->launchFunctions.push_back(fd);
+    }
   }
 
-  void addHostCall(const CallExpr *ce, HostFunction &hf, const Stmt *loop) {
+  void addHostCall(const CallExpr *ce, const FunctionDecl *fd, HostFunction &hf,
+                   const Stmt *loop) {
     const FunctionDecl *callee = ce->getDirectCallee();
     if (!callee)
       return;
@@ -317,6 +342,7 @@ private:
     HostEvent ev;
     ev.call = name;
     ev.inLoop = loop != nullptr;
+    ev.loop = innermostLoop();
     ev.pos = position(sm, ce->getBeginLoc());
     auto base = [&](unsigned i) -> std::string {
       return i < ce->getNumArgs() ? pointerBase(ctx, ce->getArg(i)) : "";
@@ -328,6 +354,17 @@ private:
     if (n == "cudaDeviceSynchronize" || n == "cudaStreamSynchronize" ||
         n == "cudaEventSynchronize" || n == "cudaThreadSynchronize") {
       ev.kind = HostEventKind::Sync;
+      HostSync hs;
+      hs.id = ev.sync = model.syncs.size();
+      hs.call = name;
+      hs.function = hf.name;
+      hs.loop = ev.loop;
+      hs.pos = ev.pos;
+      model.syncs.push_back(std::move(hs));
+      if (index) {
+        index->syncs.push_back(ce);
+        index->syncFunctions.push_back(fd);
+      }
     } else if (n.starts_with("cudaMemcpy")) {
       ev.kind = HostEventKind::Memcpy;
       if (n.starts_with("cudaMemcpyToSymbol")) {
@@ -392,6 +429,11 @@ public:
     u.kernels = std::move(index.kernels);
     u.launches = std::move(index.launches);
     u.loops = std::move(index.loops);
+    u.hostLoops = std::move(index.hostLoops);
+    u.syncs = std::move(index.syncs);
+    u.launchFunctions = std::move(index.launchFunctions);
+    u.hostLoopFunctions = std::move(index.hostLoopFunctions);
+    u.syncFunctions = std::move(index.syncFunctions);
   }
 };
 } // namespace cudal1

@@ -451,7 +451,10 @@ private:
     auto add = [&](AccessKind kind, bool atomic) {
       MemAccess a;
       a.param = p->getNameAsString();
-      a.paramIndex = paramIndex.lookup(p);
+      // A parameter of something else (a lambda inside the kernel) is no
+      // parameter of the kernel: -1, not the map's default 0.
+      auto it = paramIndex.find(p);
+      a.paramIndex = it == paramIndex.end() ? -1 : int(it->second);
       a.kind = kind;
       a.atomic = atomic;
       std::string idxText = idx ? sourceText(ctx, idx) : "";

@@ -1,6 +1,6 @@
 // The plan language: a tiny recursive-descent parser and its printer.
 //   plan  := item (';' item)* [';']
-//   item  := ['@' (NAME | '#' INT) ':'] step
+//   item  := ['@' (NAME | '#' INT | ('loop' | 'sync') '#' INT) ':'] step
 //   step  := NAME ['(' [param (',' param)*] ')']
 //   param := NAME '=' VALUE            VALUE := [A-Za-z0-9_.x-]+
 #include "cudal1/Rewrite/Plan.h"
@@ -49,6 +49,19 @@ public:
           if (name.empty())
             return error("expected a kernel name or '#launch-id' after '@'");
           scope = PlanScope{name, -1};
+          if (peek() == '#') { // a host site: @loop#N, @sync#N
+            if (name != "loop" && name != "sync")
+              return error("expected 'loop' or 'sync' before '#'");
+            ++pos;
+            size_t start = pos;
+            while (pos < text.size() && isdigit((unsigned char)text[pos]))
+              ++pos;
+            if (start == pos)
+              return error("expected an id after '@" + name + "#'");
+            int id = std::stoi(text.substr(start, pos - start));
+            scope = PlanScope{};
+            (name == "loop" ? scope.loop : scope.sync) = id;
+          }
         }
         skip();
         if (!eat(':'))
@@ -152,6 +165,10 @@ std::string cudal1::printPlan(const Plan &plan) {
     if (!(s.scope == current)) {
       if (s.scope.launch >= 0)
         out += "@#" + std::to_string(s.scope.launch) + ": ";
+      else if (s.scope.loop >= 0)
+        out += "@loop#" + std::to_string(s.scope.loop) + ": ";
+      else if (s.scope.sync >= 0)
+        out += "@sync#" + std::to_string(s.scope.sync) + ": ";
       else if (!s.scope.kernel.empty())
         out += "@" + s.scope.kernel + ": ";
       current = s.scope;

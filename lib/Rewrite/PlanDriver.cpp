@@ -48,6 +48,27 @@ llvm::Expected<std::vector<Target>> resolve(const ProgramModel &m, const Transfo
                                             const PlanStep &s, unsigned index) {
   std::vector<Target> out;
   bool launchLevel = t.level() == Transform::Level::Launch;
+  // Host-level transforms take exactly one host loop or synchronization.
+  if (t.level() == Transform::Level::HostLoop) {
+    if (s.scope.loop < 0)
+      return stepError(s, index, "applies to a host loop: scope it with @loop#id");
+    if (size_t(s.scope.loop) >= m.hostLoops.size())
+      return stepError(s, index, "there is no host loop #" + std::to_string(s.scope.loop));
+    Target tg;
+    tg.loop = s.scope.loop;
+    return std::vector<Target>{tg};
+  }
+  if (t.level() == Transform::Level::HostSync) {
+    if (s.scope.sync < 0)
+      return stepError(s, index, "applies to a host synchronization: scope it with @sync#id");
+    if (size_t(s.scope.sync) >= m.syncs.size())
+      return stepError(s, index, "there is no host synchronization #" + std::to_string(s.scope.sync));
+    Target tg;
+    tg.sync = s.scope.sync;
+    return std::vector<Target>{tg};
+  }
+  if (s.scope.loop >= 0 || s.scope.sync >= 0)
+    return stepError(s, index, "a kernel- or launch-level transform cannot be scoped to a host loop or synchronization");
   if (s.scope.launch >= 0) {
     if (size_t(s.scope.launch) >= m.launches.size())
       return stepError(s, index, "there is no launch site #" + std::to_string(s.scope.launch));
@@ -81,6 +102,16 @@ llvm::Expected<std::vector<Target>> resolve(const ProgramModel &m, const Transfo
 /// cudal1 edits only the file it is given: kernels defined in headers and
 /// launches written in headers are out of reach.
 std::string outsideMainFile(const ProgramModel &m, Target t) {
+  auto hostSite = [&](const SourcePos &p, const char *what) -> std::string {
+    if (p.file != m.mainFile)
+      return std::string("the ") + what + " is in " + p.file +
+             " (a header); cudal1 rewrites only the file it is given";
+    return "";
+  };
+  if (t.loop >= 0)
+    return hostSite(m.hostLoops[t.loop].pos, "loop");
+  if (t.sync >= 0)
+    return hostSite(m.syncs[t.sync].pos, "synchronization");
   if (t.launch >= 0) {
     if (m.launches[t.launch].pos.file != m.mainFile)
       return "the launch is in " + m.launches[t.launch].pos.file +
@@ -94,6 +125,11 @@ std::string outsideMainFile(const ProgramModel &m, Target t) {
 }
 
 std::string targetName(const ProgramModel &m, Target t) {
+  if (t.loop >= 0)
+    return "host loop #" + std::to_string(t.loop) + " (" + m.hostLoops[t.loop].pos.str() + ")";
+  if (t.sync >= 0)
+    return "host synchronization #" + std::to_string(t.sync) + " (" + m.syncs[t.sync].pos.str() +
+           ")";
   if (t.launch >= 0)
     return "launch site #" + std::to_string(t.launch) + " (" + m.launches[t.launch].pos.str() + ")";
   return "kernel '" + m.kernels[t.kernel].name + "'";
@@ -137,10 +173,12 @@ llvm::Expected<std::string> cudal1::applyPlan(const RewriteInput &in, const Plan
     // 1. Every target must be legal, with these parameters, before any edit.
     for (Target tg : *targets) {
       std::vector<unsigned> check = {tg.kernel};
-      if (tg.launch < 0)
+      bool hostLevel = tg.loop >= 0 || tg.sync >= 0;
+      if (tg.launch < 0 && !hostLevel)
         check = kernelsSharingDefinition(m, tg.kernel);
       for (unsigned k : check) {
-        Target c{k, tg.launch};
+        Target c = tg;
+        c.kernel = k;
         std::string why = outsideMainFile(m, c);
         if (why.empty())
           why = t->legality(ctx, c);
@@ -227,6 +265,31 @@ llvm::Expected<std::string> cudal1::listTransforms(const RewriteInput &in, bool 
         llvm::json::Object{{"id", l.id}, {"kernel", l.kernel}, {"location", l.pos.str()}},
         {unsigned(l.kernelIndex), int(l.id)}, Transform::Level::Launch));
   }
+  // Host loops that launch kernels, and host synchronizations.
+  llvm::json::Array loops, syncs;
+  for (const HostLoop &hl : m.hostLoops) {
+    if (hl.launches.empty())
+      continue;
+    Target tg;
+    tg.loop = hl.id;
+    llvm::json::Array ids;
+    for (unsigned l : hl.launches)
+      ids.push_back(l);
+    loops.push_back(entry(llvm::json::Object{{"id", hl.id},
+                                             {"function", hl.function},
+                                             {"location", hl.pos.str()},
+                                             {"launches", std::move(ids)}},
+                          tg, Transform::Level::HostLoop));
+  }
+  for (const HostSync &hs : m.syncs) {
+    Target tg;
+    tg.sync = hs.id;
+    syncs.push_back(entry(llvm::json::Object{{"id", hs.id},
+                                             {"call", hs.call},
+                                             {"function", hs.function},
+                                             {"location", hs.pos.str()}},
+                          tg, Transform::Level::HostSync));
+  }
   std::string out;
   llvm::raw_string_ostream os(out);
   if (json) {
@@ -234,7 +297,9 @@ llvm::Expected<std::string> cudal1::listTransforms(const RewriteInput &in, bool 
                             {"version", 1},
                             {"file", m.mainFile},
                             {"kernels", std::move(kernels)},
-                            {"launches", std::move(launches)}};
+                            {"launches", std::move(launches)},
+                            {"loops", std::move(loops)},
+                            {"syncs", std::move(syncs)}};
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
     return os.str();
   }
@@ -277,6 +342,25 @@ llvm::Expected<std::string> cudal1::listTransforms(const RewriteInput &in, bool 
   for (const llvm::json::Value &l : launches) {
     const llvm::json::Object &o = *l.getAsObject();
     os << "launch #" << *o.getInteger("id") << " " << o.getString("kernel")->str() << "  "
+       << o.getString("location")->str() << "\n";
+    if (auto why = o.getString("not_rewritable"))
+      os << "  (not rewritable: " << why->str() << ")\n";
+    printList(*o.getArray("transforms"));
+  }
+  for (const llvm::json::Value &l : loops) {
+    const llvm::json::Object &o = *l.getAsObject();
+    os << "loop #" << *o.getInteger("id") << " in " << o.getString("function")->str() << "  "
+       << o.getString("location")->str() << "  launches";
+    for (const llvm::json::Value &id : *o.getArray("launches"))
+      os << " #" << *id.getAsInteger();
+    os << "\n";
+    if (auto why = o.getString("not_rewritable"))
+      os << "  (not rewritable: " << why->str() << ")\n";
+    printList(*o.getArray("transforms"));
+  }
+  for (const llvm::json::Value &l : syncs) {
+    const llvm::json::Object &o = *l.getAsObject();
+    os << "sync #" << *o.getInteger("id") << " " << o.getString("call")->str() << "  "
        << o.getString("location")->str() << "\n";
     if (auto why = o.getString("not_rewritable"))
       os << "  (not rewritable: " << why->str() << ")\n";

@@ -61,6 +61,34 @@ void TransformContext::insertHelperBefore(unsigned kernel, const std::string &ke
   clang::SourceLocation at = fd->getSourceRange().getBegin();
   if (const auto *ft = fd->getDescribedFunctionTemplate())
     at = ft->getSourceRange().getBegin();
+  insertAtLineStart(at, text);
+}
+
+void TransformContext::insertHelperBefore(const clang::FunctionDecl *fd, const std::string &key,
+                                          const std::string &text) {
+  if (std::find(helpersInserted.begin(), helpersInserted.end(), key) != helpersInserted.end())
+    return;
+  helpersInserted.push_back(key);
+  if (const clang::FunctionDecl *p = fd->getTemplateInstantiationPattern())
+    fd = p;
+  // The outermost declaration around fd (a class or namespace) at file scope.
+  const clang::Decl *top = fd;
+  if (const auto *ft = fd->getDescribedFunctionTemplate())
+    top = ft;
+  while (top->getLexicalDeclContext() && !top->getLexicalDeclContext()->isTranslationUnit())
+    top = llvm::cast<clang::Decl>(top->getLexicalDeclContext());
+  clang::SourceLocation at = top->getSourceRange().getBegin();
+  // An earlier plan step may have inserted it already (its first line is
+  // its include guard): once above this function is enough.
+  const clang::SourceManager &sm = unit.ast().getSourceManager();
+  std::string guard = text.substr(0, text.find('\n'));
+  size_t found = unit.code().find(guard);
+  if (found != std::string::npos && found < sm.getFileOffset(sm.getFileLoc(at)))
+    return;
+  insertAtLineStart(at, text);
+}
+
+void TransformContext::insertAtLineStart(clang::SourceLocation at, const std::string &text) {
   at = unit.ast().getSourceManager().getFileLoc(at);
   // Start of that line, so the helper sits between declarations.
   const clang::SourceManager &sm = unit.ast().getSourceManager();

@@ -39,6 +39,10 @@ struct LaunchDependence {
   DependenceResult overall() const;
 };
 
+/// One pair of launches (first before second), consecutive or not.
+LaunchDependence analyzeLaunchPair(const ProgramModel &model, unsigned first, unsigned second,
+                                   mlir::MLIRContext &ctx);
+
 /// Each pair of consecutive launches of `fn`.
 std::vector<LaunchDependence> analyzeLaunchPairs(const ProgramModel &model,
                                                  const HostFunction &fn,

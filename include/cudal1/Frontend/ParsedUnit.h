@@ -15,6 +15,7 @@
 namespace clang {
 class ASTContext;
 class ASTUnit;
+class CallExpr;
 class CUDAKernelCallExpr;
 class FunctionDecl;
 class Stmt;
@@ -38,6 +39,12 @@ public:
   const clang::FunctionDecl *kernelDecl(unsigned kernel) const { return kernels[kernel]; }
   const clang::CUDAKernelCallExpr *launchExpr(unsigned launch) const { return launches[launch]; }
   const clang::Stmt *loopStmt(unsigned kernel, unsigned loop) const { return loops[kernel][loop]; }
+  const clang::Stmt *hostLoopStmt(unsigned loop) const { return hostLoops[loop]; }
+  const clang::CallExpr *syncCall(unsigned sync) const { return syncs[sync]; }
+  /// The host function (definition) that encloses a launch site.
+  const clang::FunctionDecl *launchFunction(unsigned launch) const { return launchFunctions[launch]; }
+  const clang::FunctionDecl *hostLoopFunction(unsigned loop) const { return hostLoopFunctions[loop]; }
+  const clang::FunctionDecl *syncFunction(unsigned sync) const { return syncFunctions[sync]; }
 
 private:
   ParsedUnit() = default;
@@ -47,6 +54,9 @@ private:
   std::vector<const clang::FunctionDecl *> kernels;
   std::vector<const clang::CUDAKernelCallExpr *> launches;
   std::vector<std::vector<const clang::Stmt *>> loops;
+  std::vector<const clang::Stmt *> hostLoops;
+  std::vector<const clang::CallExpr *> syncs;
+  std::vector<const clang::FunctionDecl *> launchFunctions, hostLoopFunctions, syncFunctions;
   friend class ParsedUnitBuilder;
 };
 

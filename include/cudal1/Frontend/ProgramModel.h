@@ -100,7 +100,8 @@ struct LaunchSite {
   std::vector<std::string> argBuffers; ///< base variable of a pointer argument, else ""
   std::string function; ///< enclosing host function
   bool inLoop = false;
-  SourcePos loopPos;
+  SourcePos loopPos; ///< the outermost enclosing host loop
+  int loop = -1;     ///< the innermost enclosing host loop (into ProgramModel::hostLoops)
 };
 
 enum class HostEventKind { Launch, Sync, Memcpy, Memset, Alloc, Free, Other };
@@ -112,6 +113,29 @@ struct HostEvent {
   std::string call; ///< e.g. cudaMemcpy
   std::vector<std::string> reads, writes; ///< buffers (variables)
   bool inLoop = false;
+  int loop = -1; ///< innermost enclosing host loop
+  int sync = -1; ///< for Sync: into ProgramModel::syncs
+  SourcePos pos;
+};
+
+/// A loop of a host function (for, while, do, range-for; not the
+/// `do { } while (0)` of macros), numbered in source order over the whole
+/// unit: the targets of loop-level transforms (`@loop#N`).
+struct HostLoop {
+  unsigned id = 0;
+  int parent = -1;          ///< enclosing host loop
+  std::string function;     ///< enclosing host function
+  std::vector<unsigned> launches; ///< launch ids inside it, nested loops included
+  SourcePos pos;
+};
+
+/// A host synchronization call (cudaDeviceSynchronize, cudaStreamSynchronize,
+/// ...), numbered over the unit: the targets of `@sync#N`.
+struct HostSync {
+  unsigned id = 0;
+  std::string call;
+  std::string function;
+  int loop = -1; ///< innermost enclosing host loop
   SourcePos pos;
 };
 
@@ -126,6 +150,8 @@ struct ProgramModel {
   std::vector<Kernel> kernels;
   std::vector<LaunchSite> launches;
   std::vector<HostFunction> hostFunctions;
+  std::vector<HostLoop> hostLoops;
+  std::vector<HostSync> syncs;
 };
 
 const char *toString(AccessKind k);

@@ -7,6 +7,7 @@
 #include "cudal1/Frontend/ParsedUnit.h"
 #include "cudal1/Rewrite/Plan.h"
 
+#include "clang/Basic/SourceLocation.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -15,8 +16,9 @@
 #include <vector>
 
 namespace clang {
+class FunctionDecl;
 class Rewriter;
-}
+} // namespace clang
 namespace mlir {
 class MLIRContext;
 }
@@ -24,10 +26,13 @@ class MLIRContext;
 namespace cudal1 {
 
 /// Where one application of a transform lands: a kernel, and for
-/// launch-level transforms one of its launch sites.
+/// launch-level transforms one of its launch sites; for host-level ones a
+/// host loop or a host synchronization (kernel is then unused).
 struct Target {
   unsigned kernel = 0;
   int launch = -1;
+  int loop = -1; ///< Level::HostLoop: into ProgramModel::hostLoops
+  int sync = -1; ///< Level::HostSync: into ProgramModel::syncs
 };
 
 /// What a pass sees: the parsed unit, the analyses, and the one Rewriter the
@@ -46,8 +51,13 @@ public:
   /// Inserts `text` once per `key` before the definition of `kernel` (for
   /// helper functions a rewrite calls).
   void insertHelperBefore(unsigned kernel, const std::string &key, const std::string &text);
+  /// The same before the top-level declaration that contains host function
+  /// `fd` (so the helper sits at namespace scope).
+  void insertHelperBefore(const clang::FunctionDecl *fd, const std::string &key,
+                          const std::string &text);
 
 private:
+  void insertAtLineStart(clang::SourceLocation at, const std::string &text);
   std::vector<std::unique_ptr<KernelAnalysis>> analyses;
   std::vector<std::string> helpersInserted;
 };
@@ -60,7 +70,10 @@ struct ParamSpace {
 
 class Transform {
 public:
-  enum class Level { Kernel, Launch };
+  /// Kernel: a kernel's definition; Launch: one launch site (and what
+  /// follows it on the host); HostLoop: a loop of a host function;
+  /// HostSync: one host synchronization call.
+  enum class Level { Kernel, Launch, HostLoop, HostSync };
   virtual ~Transform();
   /// The kebab-case name used in plans.
   virtual llvm::StringRef name() const = 0;

@@ -1,0 +1,578 @@
+// Host-code questions that the program-level passes share: which variables
+// hold device memory, whether a statement touches it, whether a statement
+// only checks errors.
+#include "cudal1/Rewrite/HostCode.h"
+#include "cudal1/Analysis/Dependence.h"
+#include "cudal1/Frontend/ParsedUnit.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace clang;
+using namespace cudal1;
+
+std::string cudal1::calleeName(const CallExpr *ce) {
+  if (const FunctionDecl *fd = ce->getDirectCallee())
+    if (fd->getDeclName().isIdentifier())
+      return fd->getName().str();
+  return "";
+}
+
+const VarDecl *cudal1::pointerBaseVar(const Expr *e) {
+  if (!e)
+    return nullptr;
+  e = e->IgnoreParenCasts();
+  if (auto *dre = dyn_cast<DeclRefExpr>(e))
+    return dyn_cast<VarDecl>(dre->getDecl());
+  if (auto *bo = dyn_cast<BinaryOperator>(e)) {
+    if (bo->isAdditiveOp()) {
+      if (bo->getLHS()->getType()->isPointerType())
+        return pointerBaseVar(bo->getLHS());
+      if (bo->getRHS()->getType()->isPointerType())
+        return pointerBaseVar(bo->getRHS());
+    }
+    return nullptr;
+  }
+  if (auto *uo = dyn_cast<UnaryOperator>(e); uo && uo->getOpcode() == UO_AddrOf) {
+    const Expr *sub = uo->getSubExpr()->IgnoreParenCasts();
+    if (auto *ase = dyn_cast<ArraySubscriptExpr>(sub))
+      return pointerBaseVar(ase->getBase());
+    return pointerBaseVar(sub);
+  }
+  return nullptr;
+}
+
+namespace {
+
+bool refersTo(const Stmt *s, const VarSet &vars) {
+  if (!s)
+    return false;
+  if (auto *dre = dyn_cast<DeclRefExpr>(s))
+    if (auto *vd = dyn_cast<VarDecl>(dre->getDecl()); vd && vars.count(vd))
+      return true;
+  for (const Stmt *c : s->children())
+    if (refersTo(c, vars))
+      return true;
+  return false;
+}
+
+class BufferCollector : public RecursiveASTVisitor<BufferCollector> {
+public:
+  VarSet buffers;
+  std::vector<std::pair<const VarDecl *, const Expr *>> assigns; // pointer var ← expr
+
+  bool VisitCUDAKernelCallExpr(CUDAKernelCallExpr *kc) {
+    for (const Expr *a : kc->arguments())
+      if (a->getType()->isPointerType())
+        if (const VarDecl *vd = pointerBaseVar(a))
+          buffers.insert(vd);
+    return true;
+  }
+  bool VisitCallExpr(CallExpr *ce) {
+    llvm::StringRef n = calleeName(ce);
+    if ((n.starts_with("cudaMalloc") || n == "cudaHostAlloc") && ce->getNumArgs())
+      if (const VarDecl *vd = pointerBaseVar(ce->getArg(0)))
+        buffers.insert(vd);
+    return true;
+  }
+  bool VisitVarDecl(VarDecl *vd) {
+    if (vd->getType()->isPointerType() && vd->hasInit())
+      assigns.push_back({vd, vd->getInit()});
+    return true;
+  }
+  bool VisitBinaryOperator(BinaryOperator *bo) {
+    if (bo->getOpcode() == BO_Assign)
+      if (auto *dre = dyn_cast<DeclRefExpr>(bo->getLHS()->IgnoreParenImpCasts()))
+        if (auto *vd = dyn_cast<VarDecl>(dre->getDecl()); vd && vd->getType()->isPointerType())
+          assigns.push_back({vd, bo->getRHS()});
+    return true;
+  }
+};
+
+const llvm::StringSet<> &clockCalls() {
+  static const llvm::StringSet<> s = {"now", "clock", "gettimeofday", "clock_gettime", "time",
+                                      "omp_get_wtime", "MPI_Wtime", "QueryPerformanceCounter",
+                                      "__rdtsc", "rdtsc"};
+  return s;
+}
+
+/// Whether argument i binds to a reference parameter (the pointer variable
+/// itself is passed, not the memory it points to).
+bool passedByReference(const CallExpr *ce, unsigned i) {
+  const FunctionDecl *fd = ce->getDirectCallee();
+  if (isa<CXXOperatorCallExpr>(ce) && fd && isa<CXXMethodDecl>(fd)) {
+    if (i == 0)
+      return true; // the object
+    --i;
+  }
+  return fd && i < fd->getNumParams() && fd->getParamDecl(i)->getType()->isReferenceType();
+}
+
+bool inSystemHeader(const ASTContext &ctx, const Decl *d) {
+  return ctx.getSourceManager().isInSystemHeader(d->getLocation());
+}
+
+class AccessFinder : public RecursiveASTVisitor<AccessFinder> {
+public:
+  AccessFinder(ASTContext &ctx, const VarSet &buffers, unsigned depth,
+               std::set<const FunctionDecl *> &active)
+      : ctx(ctx), buffers(buffers), depth(depth), active(active) {}
+  std::string why;
+
+  bool TraverseLambdaExpr(LambdaExpr *) { return true; } // not run here
+  bool VisitUnaryOperator(UnaryOperator *uo) {
+    if (uo->getOpcode() == UO_Deref)
+      check(uo->getSubExpr());
+    return why.empty();
+  }
+  bool VisitArraySubscriptExpr(ArraySubscriptExpr *ase) {
+    check(ase->getBase());
+    return why.empty();
+  }
+  bool VisitMemberExpr(MemberExpr *me) {
+    if (me->isArrow())
+      check(me->getBase());
+    return why.empty();
+  }
+  bool VisitCallExpr(CallExpr *ce) {
+    if (isa<CUDAKernelCallExpr>(ce))
+      return true;
+    std::string n = calleeName(ce);
+    if (clockCalls().count(n)) {
+      why = "reads a clock (" + n + ")";
+      return false;
+    }
+    if (n == "cudaEventQuery" || n == "cudaStreamQuery" || n == "cudaEventElapsedTime") {
+      why = "queries the device (" + n + ")";
+      return false;
+    }
+    if (n == "cudaMemcpy" || n == "cudaMemcpyAsync" || n == "cudaMemcpy2D" ||
+        n == "cudaMemcpy2DAsync" || n.rfind("cudaMemcpyFromSymbol", 0) == 0) {
+      // The kind is the last argument but for the Async forms (then the one before).
+      unsigned k = ce->getNumArgs() - (llvm::StringRef(n).ends_with("Async") ? 2 : 1);
+      Expr::EvalResult r;
+      bool toHost = n.rfind("cudaMemcpyFromSymbol", 0) == 0;
+      if (k < ce->getNumArgs() && ce->getArg(k)->EvaluateAsInt(r, ctx)) {
+        uint64_t kind = r.Val.getInt().getZExtValue();
+        toHost |= kind == 2 /* DeviceToHost */ || kind == 4 /* Default */;
+      } else {
+        toHost = true;
+      }
+      if (toHost) {
+        why = "copies device data to the host (" + n + ")";
+        return false;
+      }
+      return true;
+    }
+    if (llvm::StringRef(n).starts_with("cuda"))
+      return true;
+    const FunctionDecl *fd = ce->getDirectCallee();
+    const FunctionDecl *def = fd ? fd->getDefinition() : nullptr;
+    if (def && def->hasBody() && !inSystemHeader(ctx, def) && depth < 3 && !active.count(def)) {
+      // Look into the callee; its pointer parameters may be buffers.
+      VarSet inner = deviceBuffers(ctx, def);
+      for (const ParmVarDecl *p : def->parameters())
+        if (p->getType()->isPointerType())
+          inner.insert(p);
+      active.insert(def);
+      AccessFinder sub(ctx, inner, depth + 1, active);
+      sub.TraverseStmt(def->getBody());
+      active.erase(def);
+      if (!sub.why.empty()) {
+        why = "in " + def->getNameAsString() + ": " + sub.why;
+        return false;
+      }
+      return true;
+    }
+    // A function we cannot see: a buffer passed by value may be read there
+    // (a reference to the pointer variable, as std::swap takes, is not).
+    for (unsigned i = 0; i < ce->getNumArgs(); ++i) {
+      const Expr *a = ce->getArg(i);
+      if (!a->getType()->isPointerType() || passedByReference(ce, i))
+        continue;
+      const VarDecl *vd = pointerBaseVar(a);
+      if (!vd || !buffers.count(vd))
+        continue;
+      why = "passes device buffer '" + vd->getNameAsString() + "' to " +
+            (n.empty() ? std::string("a function") : n);
+      return false;
+    }
+    return true;
+  }
+
+private:
+  ASTContext &ctx;
+  const VarSet &buffers;
+  unsigned depth;
+  std::set<const FunctionDecl *> &active;
+
+  void check(const Expr *base) {
+    if (!why.empty())
+      return;
+    const VarDecl *vd = pointerBaseVar(base);
+    if (vd && buffers.count(vd) && vd->getType()->isPointerType())
+      why = "reads or writes device buffer '" + vd->getNameAsString() + "' on the host";
+  }
+};
+
+const llvm::StringSet<> &errorCheckCalls() {
+  static const llvm::StringSet<> s = {
+      "cudaGetLastError", "cudaPeekAtLastError", "cudaGetErrorString", "cudaGetErrorName",
+      "fprintf", "printf", "fputs", "puts", "exit", "abort", "_exit", "quick_exit",
+      "__assert_fail", "__assert_rtn", "_assert", "fflush"};
+  return s;
+}
+
+class ErrorCheckScan : public RecursiveASTVisitor<ErrorCheckScan> {
+public:
+  ErrorCheckScan(const SourceManager &sm, SourceRange within, const Stmt *wrapped)
+      : sm(sm), within(within), wrapped(wrapped) {}
+  bool ok = true;
+
+  bool TraverseStmt(Stmt *s) {
+    if (s && s == wrapped)
+      return true;
+    return RecursiveASTVisitor::TraverseStmt(s);
+  }
+  bool VisitCallExpr(CallExpr *ce) {
+    if (isa<CUDAKernelCallExpr>(ce) || !errorCheckCalls().count(calleeName(ce)))
+      ok = false;
+    return ok;
+  }
+  bool VisitCXXConstructExpr(CXXConstructExpr *) {
+    ok = false;
+    return false;
+  }
+  bool VisitBinaryOperator(BinaryOperator *bo) {
+    if (bo->isAssignmentOp())
+      outer(bo->getLHS());
+    return ok;
+  }
+  bool VisitUnaryOperator(UnaryOperator *uo) {
+    if (uo->isIncrementDecrementOp())
+      outer(uo->getSubExpr());
+    return ok;
+  }
+
+private:
+  const SourceManager &sm;
+  SourceRange within;
+  const Stmt *wrapped;
+
+  /// Writing a variable declared outside the statement is more than a check.
+  void outer(const Expr *lhs) {
+    auto *dre = dyn_cast<DeclRefExpr>(lhs->IgnoreParenImpCasts());
+    if (!dre) {
+      ok = false;
+      return;
+    }
+    SourceLocation d = sm.getExpansionLoc(dre->getDecl()->getLocation());
+    SourceLocation b = sm.getExpansionLoc(within.getBegin());
+    SourceLocation e = sm.getExpansionLoc(within.getEnd());
+    if (sm.isBeforeInTranslationUnit(d, b) || sm.isBeforeInTranslationUnit(e, d))
+      ok = false;
+  }
+};
+
+} // namespace
+
+VarSet cudal1::deviceBuffers(ASTContext &ctx, const FunctionDecl *fd) {
+  BufferCollector c;
+  if (!fd || !fd->getBody())
+    return {};
+  c.TraverseStmt(fd->getBody());
+  // Aliases: pointers taken from a buffer are buffers too.
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (auto &[vd, e] : c.assigns)
+      if (!c.buffers.count(vd) && refersTo(e, c.buffers)) {
+        c.buffers.insert(vd);
+        grew = true;
+      }
+  }
+  return c.buffers;
+}
+
+std::string cudal1::hostAccessOfDeviceData(ASTContext &ctx, const Stmt *s, const VarSet &buffers) {
+  std::set<const FunctionDecl *> active;
+  AccessFinder f(ctx, buffers, 0, active);
+  f.TraverseStmt(const_cast<Stmt *>(s));
+  return f.why;
+}
+
+bool cudal1::isErrorCheck(ASTContext &ctx, const Stmt *s, const Stmt *wrapped) {
+  if (isa<DeclStmt>(s))
+    return false;
+  ErrorCheckScan scan(ctx.getSourceManager(), s->getSourceRange(), wrapped);
+  scan.TraverseStmt(const_cast<Stmt *>(s));
+  return scan.ok;
+}
+
+const Stmt *cudal1::parentStmt(ASTContext &ctx, const Stmt *s) {
+  auto parents = ctx.getParents(*s);
+  // Through declarations: `T v = call();` has the call under a VarDecl.
+  while (!parents.empty()) {
+    if (const Stmt *p = parents[0].get<Stmt>())
+      return p;
+    const Decl *d = parents[0].get<Decl>();
+    if (!d || isa<FunctionDecl>(d))
+      return nullptr;
+    parents = ctx.getParents(*d);
+  }
+  return nullptr;
+}
+
+const Stmt *cudal1::enclosingStatement(ASTContext &ctx, const Stmt *s) {
+  const Stmt *cur = s;
+  while (cur) {
+    const Stmt *p = parentStmt(ctx, cur);
+    if (!p)
+      return nullptr;
+    // Inside a macro's own block (do { ... } while (0)) the statement is
+    // the whole macro invocation.
+    if (p->getBeginLoc().isMacroID()) {
+      cur = p;
+      continue;
+    }
+    if (isa<CompoundStmt>(p))
+      return cur;
+    if (auto *f = dyn_cast<ForStmt>(p); f && f->getBody() == cur)
+      return cur;
+    if (auto *w = dyn_cast<WhileStmt>(p); w && w->getBody() == cur)
+      return cur;
+    if (auto *d = dyn_cast<DoStmt>(p); d && d->getBody() == cur)
+      return cur;
+    if (auto *r = dyn_cast<CXXForRangeStmt>(p); r && r->getBody() == cur)
+      return cur;
+    if (auto *i = dyn_cast<IfStmt>(p); i && (i->getThen() == cur || i->getElse() == cur))
+      return cur;
+    cur = p;
+  }
+  return nullptr;
+}
+
+CharSourceRange cudal1::statementRange(ASTContext &ctx, const Stmt *s) {
+  return Lexer::makeFileCharRange(CharSourceRange::getTokenRange(s->getSourceRange()),
+                                  ctx.getSourceManager(), ctx.getLangOpts());
+}
+
+std::string cudal1::indentAt(ASTContext &ctx, SourceLocation loc) {
+  const SourceManager &sm = ctx.getSourceManager();
+  auto [fid, off] = sm.getDecomposedLoc(sm.getFileLoc(loc));
+  llvm::StringRef buf = sm.getBufferData(fid);
+  unsigned ls = off;
+  while (ls > 0 && buf[ls - 1] != '\n')
+    --ls;
+  llvm::StringRef ind = buf.substr(ls, off - ls);
+  return ind.find_first_not_of(" \t") == llvm::StringRef::npos ? ind.str() : "";
+}
+
+bool cudal1::isDefaultStream(const std::string &text) {
+  llvm::StringRef t = llvm::StringRef(text).trim();
+  return t.empty() || t == "0" || t == "NULL" || t == "nullptr" || t == "cudaStreamLegacy" ||
+         t == "cudaStreamPerThread" || t == "(cudaStream_t)0";
+}
+
+namespace {
+
+/// Local pointer variables of `fd` that only ever hold fresh allocations:
+/// initialised by nothing, null, `new` or a call whose callee's name contains
+/// "alloc", assigned only such values, their address given only to
+/// cudaMalloc*/cudaHostAlloc, and swapped (std::swap) only with each other.
+class FreshVars : public RecursiveASTVisitor<FreshVars> {
+public:
+  FreshVars(ASTContext &ctx) : ctx(ctx) {}
+  VarSet candidates;
+  std::vector<std::pair<const VarDecl *, const VarDecl *>> swaps;
+
+  static bool allocCall(ASTContext &ctx, const Expr *e) {
+    e = e->IgnoreParenCasts();
+    if (isa<CXXNewExpr>(e) || isa<CXXNullPtrLiteralExpr>(e) ||
+        e->isNullPointerConstant(ctx, Expr::NPC_ValueDependentIsNotNull))
+      return true;
+    if (auto *ce = dyn_cast<CallExpr>(e))
+      return llvm::StringRef(calleeName(ce)).contains_insensitive("alloc");
+    return false;
+  }
+  void collect(const FunctionDecl *fd) {
+    TraverseStmt(fd->getBody());
+    // Swaps keep two fresh variables fresh; with anything else, neither is.
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (auto [a, b] : swaps)
+        if (candidates.count(a) != candidates.count(b)) {
+          candidates.erase(a);
+          candidates.erase(b);
+          changed = true;
+        }
+    }
+    for (const VarDecl *vd : bad)
+      candidates.erase(vd);
+  }
+
+  bool VisitVarDecl(VarDecl *vd) {
+    if (!vd->hasLocalStorage() || isa<ParmVarDecl>(vd) || !vd->getType()->isPointerType())
+      return true;
+    if (!vd->hasInit() || allocCall(ctx, vd->getInit()))
+      candidates.insert(vd);
+    return true;
+  }
+  bool VisitBinaryOperator(BinaryOperator *bo) {
+    if (bo->isAssignmentOp())
+      if (const VarDecl *vd = var(bo->getLHS()))
+        if (bo->getOpcode() != BO_Assign || !allocCall(ctx, bo->getRHS()))
+          bad.insert(vd);
+    return true;
+  }
+  bool VisitUnaryOperator(UnaryOperator *uo) {
+    if (uo->isIncrementDecrementOp())
+      if (const VarDecl *vd = var(uo->getSubExpr()))
+        bad.insert(vd);
+    if (uo->getOpcode() != UO_AddrOf)
+      return true;
+    const VarDecl *vd = var(uo->getSubExpr());
+    if (!vd)
+      return true;
+    // Its address may only go to an allocation call.
+    const Stmt *p = parentStmt(ctx, uo);
+    while (p && (isa<CastExpr>(p) || isa<ParenExpr>(p)))
+      p = parentStmt(ctx, p);
+    auto *ce = dyn_cast_or_null<CallExpr>(p);
+    llvm::StringRef n = ce ? llvm::StringRef(calleeName(ce)) : "";
+    if (!(n.starts_with("cudaMalloc") || n == "cudaHostAlloc"))
+      bad.insert(vd);
+    return true;
+  }
+  bool VisitCallExpr(CallExpr *ce) {
+    const FunctionDecl *fd = ce->getDirectCallee();
+    if (!fd)
+      return true;
+    std::vector<const VarDecl *> byRef;
+    for (unsigned i = 0; i < ce->getNumArgs() && i < fd->getNumParams(); ++i)
+      if (fd->getParamDecl(i)->getType()->isReferenceType() &&
+          !fd->getParamDecl(i)->getType().getNonReferenceType().isConstQualified())
+        if (const VarDecl *vd = var(ce->getArg(i)))
+          byRef.push_back(vd);
+    if (calleeName(ce) == "swap" && byRef.size() == 2) {
+      swaps.push_back({byRef[0], byRef[1]});
+      return true;
+    }
+    for (const VarDecl *vd : byRef)
+      bad.insert(vd); // may be reassigned there
+    return true;
+  }
+
+private:
+  ASTContext &ctx;
+  VarSet bad;
+  static const VarDecl *var(const Expr *e) {
+    if (auto *dre = dyn_cast<DeclRefExpr>(e->IgnoreParenImpCasts()))
+      return dyn_cast<VarDecl>(dre->getDecl());
+    return nullptr;
+  }
+};
+
+} // namespace
+
+std::string cudal1::hiddenEffects(const FunctionDecl *k) {
+  for (const ParmVarDecl *p : k->parameters()) {
+    QualType t = p->getType();
+    if (!t->isPointerType() && !t->isScalarType())
+      return "parameter '" + p->getNameAsString() +
+             "' is passed by value as a struct (it may hold pointers)";
+  }
+  struct Globals : RecursiveASTVisitor<Globals> {
+    std::string name;
+    bool VisitDeclRefExpr(DeclRefExpr *dre) {
+      if (auto *vd = dyn_cast<VarDecl>(dre->getDecl()))
+        if (vd->hasGlobalStorage() && !vd->isStaticLocal() &&
+            !vd->getType().isConstQualified() && !vd->hasAttr<CUDAConstantAttr>())
+          name = vd->getNameAsString();
+      return name.empty();
+    }
+  } g;
+  g.TraverseStmt(k->getBody());
+  if (!g.name.empty())
+    return "the kernel uses global variable '" + g.name + "'";
+  return "";
+}
+
+namespace {
+/// Pointer parameters a kernel writes / reads (from the model's accesses).
+void effects(const Kernel &k, std::set<int> &reads, std::set<int> &writes) {
+  for (const MemAccess &a : k.accesses)
+    (a.kind == AccessKind::Read ? reads : writes).insert(a.paramIndex);
+}
+
+} // namespace
+
+std::string cudal1::freshName(TransformContext &ctx, const std::string &prefix) {
+  unsigned n = 0;
+  while (ctx.unit.code().find(prefix + std::to_string(n)) != std::string::npos)
+    ++n;
+  return prefix + std::to_string(n);
+}
+
+VarSet cudal1::freshAllocations(ASTContext &ctx, const FunctionDecl *fd) {
+  FreshVars f(ctx);
+  f.collect(fd);
+  return f.candidates;
+}
+
+std::string cudal1::launchConflict(TransformContext &ctx, unsigned a, unsigned b,
+                                   const VarSet &fresh, bool sameThreadOk) {
+  const ProgramModel &m = ctx.model();
+  const LaunchSite &la = m.launches[a], &lb = m.launches[b];
+  const Kernel &ka = m.kernels[la.kernelIndex], &kb = m.kernels[lb.kernelIndex];
+  std::set<int> ra, wa, rb, wb;
+  effects(ka, ra, wa);
+  effects(kb, rb, wb);
+  const CUDAKernelCallExpr *ea = ctx.unit.launchExpr(a), *eb = ctx.unit.launchExpr(b);
+  // 1. Different variables: different buffers only when both are fresh.
+  for (int i : wa)
+    if (i < 0)
+      return "launch #" + std::to_string(a) + " writes memory the model cannot name";
+  for (int j : wb)
+    if (j < 0)
+      return "launch #" + std::to_string(b) + " writes memory the model cannot name";
+  auto check = [&](const CUDAKernelCallExpr *ew, const std::set<int> &w,
+                   const CUDAKernelCallExpr *eo, const std::set<int> &ro,
+                   const std::set<int> &wo) -> std::string {
+    for (int i : w) {
+      const VarDecl *vw = pointerBaseVar(ew->getArg(i));
+      if (!vw)
+        return "a written pointer argument is not a plain variable";
+      for (const std::set<int> *s : {&ro, &wo})
+        for (int j : *s) {
+          if (j < 0)
+            return "a kernel reads memory the model cannot name";
+          const VarDecl *vo = pointerBaseVar(eo->getArg(j));
+          if (!vo)
+            return "a pointer argument is not a plain variable";
+          if (vo != vw && !(fresh.count(vw) && fresh.count(vo)))
+            return "'" + vw->getNameAsString() + "' and '" + vo->getNameAsString() +
+                   "' may alias (not both fresh allocations)";
+        }
+    }
+    return "";
+  };
+  if (std::string why = check(ea, wa, eb, rb, wb); !why.empty())
+    return why;
+  if (std::string why = check(eb, wb, ea, ra, wa); !why.empty())
+    return why;
+  // 2. The same variable: the Presburger test must find no common element
+  //    (or, when allowed, only elements that one thread touches in both).
+  LaunchDependence dep = analyzeLaunchPair(m, a, b, ctx.mlir);
+  for (const BufferDependence &bd : dep.buffers)
+    if (bd.result != DependenceResult::Disjoint &&
+        !(sameThreadOk && bd.result == DependenceResult::SameThread))
+      return "launch #" + std::to_string(b) + " depends on it through '" + bd.buffer + "' (" +
+             toString(bd.result) + (bd.detail.empty() ? "" : ": " + bd.detail) + ")";
+  return "";
+}
+
