@@ -129,6 +129,28 @@ llvm::Expected<TuneSpace> parseTuneSpace(llvm::StringRef listJson) {
               expand(scope, *to, tk.steps);
     }
   }
+  // Host-side steps (a loop captured as a graph, a dropped synchronization)
+  // belong to no kernel: they form one more entry, keyed by the file.
+  TuneKernel host;
+  host.name = "(host)";
+  std::string base = space.file.substr(space.file.rfind('/') + 1);
+  host.key = "host:" + base;
+  for (const char *kind : {"loops", "syncs"})
+    if (const llvm::json::Array *items = root->getArray(kind))
+      for (const llvm::json::Value &iv : *items) {
+        const llvm::json::Object *item = iv.getAsObject();
+        if (!item)
+          continue;
+        std::string scope = std::string(kind[0] == 'l' ? "@loop#" : "@sync#") +
+                            std::to_string(item->getInteger("id").value_or(0));
+        if (const llvm::json::Array *ts = item->getArray("transforms"))
+          for (const llvm::json::Value &t : *ts)
+            if (const llvm::json::Object *to = t.getAsObject())
+              if (to->getBoolean("legal").value_or(false))
+                expand(scope, *to, host.steps);
+      }
+  if (!host.steps.empty())
+    space.kernels.push_back(host);
   return space;
 }
 

@@ -29,6 +29,8 @@ struct TuneKernel {
   std::vector<TuneStep> steps; ///< every legal step, all parameter values
 };
 
+/// Host-level steps (@loop#N, @sync#N) are gathered in one more TuneKernel
+/// named "(host)", keyed "host:FILE-NAME".
 struct TuneSpace {
   std::string file;
   std::vector<TuneKernel> kernels;

@@ -97,6 +97,25 @@ TEST(TuneSpace, LegalStepsPerKernelAtKernelScope) {
   EXPECT_TRUE(launch);
 }
 
+TEST(TuneSpace, HostStepsFormTheirOwnEntry) {
+  // The listing's loops and synchronizations (no kernel owns them).
+  const char *json = R"({"file": "/x/app.cu", "kernels": [], "launches": [],
+    "loops": [{"id": 3, "transforms": [{"legal": true, "name": "graph", "params": []}]}],
+    "syncs": [{"id": 1, "transforms": [{"legal": false, "name": "drop-sync"}]},
+              {"id": 2, "transforms": [{"legal": true, "name": "drop-sync", "params": []}]}]})";
+  llvm::Expected<TuneSpace> s = parseTuneSpace(json);
+  ASSERT_TRUE(bool(s)) << llvm::toString(s.takeError());
+  ASSERT_EQ(s->kernels.size(), 1u);
+  EXPECT_EQ(s->kernels[0].name, "(host)");
+  EXPECT_EQ(s->kernels[0].key, "host:app.cu");
+  ASSERT_EQ(s->kernels[0].steps.size(), 2u);
+  EXPECT_EQ(s->kernels[0].steps[0].text(), "@loop#3: graph");
+  EXPECT_EQ(s->kernels[0].steps[1].text(), "@sync#2: drop-sync");
+  llvm::Expected<TuneSpace> bad = parseTuneSpace("{\"kernels\": 1}");
+  EXPECT_FALSE(bool(bad));
+  llvm::consumeError(bad.takeError());
+}
+
 TEST(Tuner, HeuristicFindsTheReductionAndCombines) {
   TuneSpace s = space();
   std::unique_ptr<SearchStrategy> st = makeStrategy("heuristic", 1);
