@@ -61,6 +61,10 @@ public:
             return r;
       return Flow::Open;
     }
+    // An error check only exits on an error that happened anyway; the
+    // removed call's own errors are then reported by a later call.
+    if ((isa<IfStmt>(s) || isa<DoStmt>(s)) && isErrorCheck(ctx, s))
+      return Flow::Open;
     if (auto *is = dyn_cast<IfStmt>(s)) {
       if (Flow r = seq({is->getInit(), is->getConditionVariableDeclStmt(), is->getCond()});
           r != Flow::Open)

@@ -39,6 +39,8 @@ float steps(float *d, int n, int reps) {
     // CHECK: /* cudal1 drop-sync: CHECK(cudaDeviceSynchronize()) */;
     CHECK(cudaDeviceSynchronize());
   }
+  // An error check on the way exits only on an error: it does not block.
+  CHECK(cudaGetLastError());
   float h = 0;
   CHECK(cudaMemcpy(&h, d, sizeof(float), cudaMemcpyDeviceToHost));
   return h;
