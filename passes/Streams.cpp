@@ -117,6 +117,8 @@ std::string Streams::legality(TransformContext &ctx, Target t) const {
     return "the launch is in a function template (one edit for every instantiation)";
   if (kc->getBeginLoc().isMacroID() || kc->getEndLoc().isMacroID())
     return "the launch is written inside a macro";
+  if (l.kernelIndex < 0)
+    return "the kernel is not known";
   if (l.stream.find("cudal1Side") != std::string::npos)
     return "the launch already runs on a side stream";
   if (std::string why = hiddenEffects(kc->getDirectCallee()); !why.empty())

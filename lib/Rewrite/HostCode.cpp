@@ -480,6 +480,12 @@ private:
 } // namespace
 
 std::string cudal1::hiddenEffects(const FunctionDecl *k) {
+  if (!k)
+    return "the kernel is not a named function";
+  if (const FunctionDecl *def = k->getDefinition())
+    k = def;
+  if (!k->hasBody())
+    return "the kernel's body is not in this file";
   for (const ParmVarDecl *p : k->parameters()) {
     QualType t = p->getType();
     if (!t->isPointerType() && !t->isScalarType())
