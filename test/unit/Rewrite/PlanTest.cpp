@@ -83,3 +83,25 @@ TEST(PlanTest, ParsesDims) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(PlanTest, HostScopes) {
+  Plan p = parseOk("@sync#3: drop-sync; @loop#1: graph; @#2: streams; @loop: unroll(loop=0, factor=2)");
+  ASSERT_EQ(p.steps.size(), 4u);
+  EXPECT_EQ(p.steps[0].scope.sync, 3);
+  EXPECT_EQ(p.steps[0].scope.loop, -1);
+  EXPECT_EQ(p.steps[1].scope.loop, 1);
+  EXPECT_EQ(p.steps[1].scope.sync, -1);
+  EXPECT_EQ(p.steps[2].scope.launch, 2);
+  EXPECT_EQ(p.steps[2].scope.loop, -1);
+  EXPECT_EQ(p.steps[3].scope.kernel, "loop"); // a kernel named loop is still a kernel
+  std::string text = printPlan(p);
+  EXPECT_EQ(text, "@sync#3: drop-sync; @loop#1: graph; @#2: streams; @loop: unroll(loop=0, factor=2)");
+  EXPECT_EQ(parseOk(text), p);
+  EXPECT_NE(parseError("@block#1: graph").find("plan:1:7: error: expected 'loop' or 'sync' before '#'"),
+            std::string::npos);
+  EXPECT_NE(parseError("@loop#: graph").find("expected an id after '@loop#'"), std::string::npos);
+}
+
+} // namespace
