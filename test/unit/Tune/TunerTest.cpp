@@ -13,25 +13,20 @@ using namespace cudal1;
 
 namespace {
 
-const char *kSource = R"(
-__global__ void scale(float *x, float s, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n)
-    x[i] *= s;
+// The program the lit test tunes too: an element-wise kernel and an atomic
+// reduction, one launch each.
+const std::string kFile =
+    std::string(CUDAL1_SOURCE_DIR) + "/test/cudal1-opt/Inputs/tune-me.cu";
+
+std::string readSource() {
+  std::ifstream in(kFile);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
-__global__ void sum(const float *x, float *acc, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n)
-    atomicAdd(acc, x[i]);
-}
-void run(float *x, float *acc, int n) {
-  scale<<<(n + 255) / 256, 256>>>(x, 2.0f, n);
-  sum<<<(n + 255) / 256, 256>>>(x, acc, n);
-}
-)";
 
 RewriteInput input() {
-  return {"/tmp/cudal1-tuner-test.cu", kSource,
+  return {kFile, readSource(),
           analysisArgs({"-x", "cuda", "--cuda-gpu-arch=sm_90"}, nullptr)};
 }
 
