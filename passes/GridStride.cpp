@@ -28,17 +28,6 @@ namespace {
 
 const char *gridStep = "blockDim.x * gridDim.x";
 
-void forEachStmt(const Stmt *s, const std::function<void(const Stmt *)> &fn) {
-  if (!s)
-    return;
-  fn(s);
-  // The builtins (threadIdx.x) hide their base behind an OpaqueValueExpr.
-  if (auto *ove = dyn_cast<OpaqueValueExpr>(s))
-    return forEachStmt(ove->getSourceExpr(), fn);
-  for (const Stmt *c : s->children())
-    forEachStmt(c, fn);
-}
-
 const VarDecl *varOf(const Expr *e) {
   if (auto *dre = dyn_cast_or_null<DeclRefExpr>(e ? e->IgnoreParenImpCasts() : nullptr))
     return dyn_cast<VarDecl>(dre->getDecl());

@@ -26,16 +26,6 @@ using namespace cudal1;
 
 namespace {
 
-void forEachStmt(const Stmt *s, const std::function<void(const Stmt *)> &fn) {
-  if (!s)
-    return;
-  fn(s);
-  if (auto *ove = dyn_cast<OpaqueValueExpr>(s))
-    return forEachStmt(ove->getSourceExpr(), fn);
-  for (const Stmt *c : s->children())
-    forEachStmt(c, fn);
-}
-
 const VarDecl *counterOf(const ForStmt *fs) {
   auto *ds = dyn_cast_or_null<DeclStmt>(fs->getInit());
   if (!ds || !ds->isSingleDecl())

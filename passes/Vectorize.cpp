@@ -90,16 +90,6 @@ struct Shape {
   unsigned maxSize = 0;
 };
 
-void forEachStmt(const Stmt *s, const std::function<void(const Stmt *)> &fn) {
-  if (!s)
-    return;
-  fn(s);
-  if (auto *ove = dyn_cast<OpaqueValueExpr>(s))
-    return forEachStmt(ove->getSourceExpr(), fn);
-  for (const Stmt *c : s->children())
-    forEachStmt(c, fn);
-}
-
 unsigned lineOf(const SourceManager &sm, SourceLocation l) {
   return sm.getPresumedLineNumber(sm.getFileLoc(l));
 }

@@ -50,17 +50,6 @@ const char *helperText =
     "}\n"
     "#endif\n";
 
-void forEachStmt(const Stmt *s, const std::function<void(const Stmt *)> &fn) {
-  if (!s)
-    return;
-  fn(s);
-  // The builtins (threadIdx.x) hide their base behind an OpaqueValueExpr.
-  if (auto *ove = dyn_cast<OpaqueValueExpr>(s))
-    return forEachStmt(ove->getSourceExpr(), fn);
-  for (const Stmt *c : s->children())
-    forEachStmt(c, fn);
-}
-
 const CallExpr *atomicOf(const Stmt *s) {
   auto *e = dyn_cast_or_null<Expr>(s);
   if (!e)

@@ -36,6 +36,8 @@ std::vector<std::string> splitWords(const std::string &line) {
   return words;
 }
 
+namespace {
+
 bool isValidVariantId(const std::string &id) {
   if (id.empty() || id.size() > 64)
     return false;
@@ -54,6 +56,26 @@ bool isSafeRelativePath(const std::string &p) {
     if (part == "..")
       return false;
   return true;
+}
+
+} // namespace
+
+Status parseVariantHead(const std::vector<std::string> &w, size_t &i,
+                        bool hasId, std::string &id, std::string &source,
+                        const std::string &where) {
+  if (hasId) {
+    if (i >= w.size() || !isValidVariantId(w[i]))
+      return makeError(where, ": variant id missing or not made of letters, "
+                              "digits, '_', '-', '.'");
+    id = w[i++];
+  }
+  if (i >= w.size())
+    return makeError(where, ": source file missing");
+  if (!isSafeRelativePath(w[i]))
+    return makeError(where, ": '", w[i],
+                     "' must be a relative path inside the bundle");
+  source = w[i++];
+  return Status::success();
 }
 
 std::string quoteIfNeeded(const std::string &w) {
@@ -107,18 +129,8 @@ std::string joinComma(const std::vector<std::string> &v) {
 Status parseVariant(const std::vector<std::string> &w, size_t first,
                     bool hasId, VariantSpec &v, const std::string &where) {
   size_t i = first;
-  if (hasId) {
-    if (i >= w.size() || !isValidVariantId(w[i]))
-      return makeError(where, ": variant id missing or not made of letters, "
-                              "digits, '_', '-', '.'");
-    v.id = w[i++];
-  }
-  if (i >= w.size())
-    return makeError(where, ": source file missing");
-  if (!isSafeRelativePath(w[i]))
-    return makeError(where, ": '", w[i],
-                     "' must be a relative path inside the bundle");
-  v.source = w[i++];
+  if (Status s = parseVariantHead(w, i, hasId, v.id, v.source, where); !s.ok())
+    return s;
   for (; i < w.size(); ++i) {
     size_t eq = w[i].find('=');
     if (eq == std::string::npos)

@@ -77,12 +77,6 @@ std::vector<double> parseNumbers(const std::string &text) {
   return v;
 }
 
-std::string nowText() {
-  std::time_t t = std::time(nullptr);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
 
 /// Applies a verify worker's report (or its absence) to the result.
 void applyVerify(const ProcessResult &p, const std::string &reportPath,
@@ -175,7 +169,7 @@ Expected<EvalResults> evaluateBundle(const Bundle &bundle,
   Clock clock;
   EvalResults res;
   res.bundle = bundle.dir;
-  res.date = nowText();
+  res.date = utcTimestamp();
   auto progress = [&](const std::string &m) {
     if (opts.progress)
       opts.progress(m);
@@ -196,14 +190,10 @@ Expected<EvalResults> evaluateBundle(const Bundle &bundle,
 
   std::string work = opts.workDir;
   if (work.empty()) {
-    const char *tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") +
-                          "/cudal1-eval.XXXXXX";
-    std::vector<char> buf(pattern.begin(), pattern.end());
-    buf.push_back(0);
-    if (!::mkdtemp(buf.data()))
-      return makeError("cannot create a work directory at ", pattern);
-    work = buf.data();
+    Expected<std::string> dir = makeTempDirectory("cudal1-eval");
+    if (!dir.ok())
+      return dir.error();
+    work = *dir;
   }
 
   // 2. Compile everything in parallel.

@@ -2,6 +2,8 @@
 // the child's process group (so grandchildren, e.g. nvcc's, die too).
 #include "cudal1/Eval/Process.h"
 
+#include <ctime>
+
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -31,6 +33,25 @@ std::string selfExecutablePath() {
   if (n <= 0)
     return {};
   buf[n] = 0;
+  return buf;
+}
+
+Expected<std::string> makeTempDirectory(const std::string &name) {
+  const char *tmp = std::getenv("TMPDIR");
+  std::string pattern =
+      std::string(tmp && *tmp ? tmp : "/tmp") + "/" + name + ".XXXXXX";
+  std::vector<char> buf(pattern.begin(), pattern.end());
+  buf.push_back(0);
+  if (!::mkdtemp(buf.data()))
+    return makeError("cannot create a work directory at ", pattern, ": ",
+                     std::strerror(errno));
+  return std::string(buf.data());
+}
+
+std::string utcTimestamp() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   return buf;
 }
 

@@ -41,18 +41,8 @@ Status parseProgramVariant(const std::vector<std::string> &w, size_t first,
                            bool hasId, ProgramVariant &v,
                            const std::string &where) {
   size_t i = first;
-  if (hasId) {
-    if (i >= w.size() || !isValidVariantId(w[i]))
-      return makeError(where, ": variant id missing or not made of letters, "
-                              "digits, '_', '-', '.'");
-    v.id = w[i++];
-  }
-  if (i >= w.size())
-    return makeError(where, ": source file missing");
-  if (!isSafeRelativePath(w[i]))
-    return makeError(where, ": '", w[i],
-                     "' must be a relative path inside the bundle");
-  v.source = w[i++];
+  if (Status s = parseVariantHead(w, i, hasId, v.id, v.source, where); !s.ok())
+    return s;
   for (; i < w.size(); ++i) {
     if (w[i] == "fast-math")
       v.fastMath = true;

@@ -27,13 +27,6 @@ double secondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-std::string nowUtc() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
 std::string substitute(std::string word, const std::string &key,
                        const std::string &value) {
   for (size_t p; (p = word.find(key)) != std::string::npos;)
@@ -226,21 +219,17 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
   };
   EvalResults res;
   res.bundle = b.dir;
-  res.date = nowUtc();
+  res.date = utcTimestamp();
   res.gpu = queryGpuName();
   if (res.gpu.empty())
     res.gpu = "(no GPU found)";
 
   std::string work = opts.workDir;
   if (work.empty()) {
-    const char *tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") +
-                          "/cudal1-progeval.XXXXXX";
-    std::vector<char> buf(pattern.begin(), pattern.end());
-    buf.push_back(0);
-    if (!::mkdtemp(buf.data()))
-      return makeError("cannot create a work directory at ", pattern);
-    work = buf.data();
+    Expected<std::string> dir = makeTempDirectory("cudal1-progeval");
+    if (!dir.ok())
+      return dir.error();
+    work = *dir;
   } else {
     runProcess({"mkdir", "-p", work}, 30);
   }
@@ -395,9 +384,6 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
   double perRound = 0;
   while (timed.size() > 1 && rounds < opts.maxRounds) {
     double spent = secondsSince(roundStart);
-    if (rounds >= opts.minRounds && opts.timeBudget > 0 &&
-        spent + perRound > opts.timeBudget)
-      break;
     if (rounds > 0 && opts.timeBudget > 0 && spent + perRound > opts.timeBudget)
       break;
     std::vector<size_t> order = timed;

@@ -14,6 +14,16 @@
 using namespace clang;
 using namespace cudal1;
 
+void cudal1::forEachStmt(const Stmt *s, const std::function<void(const Stmt *)> &fn) {
+  if (!s)
+    return;
+  fn(s);
+  if (auto *ove = dyn_cast<OpaqueValueExpr>(s))
+    return forEachStmt(ove->getSourceExpr(), fn);
+  for (const Stmt *c : s->children())
+    forEachStmt(c, fn);
+}
+
 std::string cudal1::spelled(ASTContext &ctx, const Stmt *s) {
   const SourceManager &sm = ctx.getSourceManager();
   CharSourceRange r = Lexer::makeFileCharRange(CharSourceRange::getTokenRange(s->getSourceRange()),

@@ -131,7 +131,7 @@ ProgramEvaluator::ProgramEvaluator(ProgramSetup s, ProgramEvalOptions o,
                                    std::vector<std::string> k,
                                    std::vector<std::string> n)
     : setup(std::move(s)), options(std::move(o)), keys(std::move(k)),
-      names(std::move(n)), gpu(queryGpuName()) {}
+      names(std::move(n)) {}
 
 llvm::Expected<std::vector<CandidateResult>>
 ProgramEvaluator::evaluate(const std::vector<Candidate> &cands) {
@@ -139,10 +139,10 @@ ProgramEvaluator::evaluate(const std::vector<Candidate> &cands) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    s.message());
   };
-  char pattern[] = "/tmp/cudal1-tune.XXXXXX";
-  if (!::mkdtemp(pattern))
-    return fail(makeError("cannot create a temporary directory"));
-  std::string dir = pattern;
+  Expected<std::string> tmp = makeTempDirectory("cudal1-tune");
+  if (!tmp.ok())
+    return fail(tmp.error());
+  std::string dir = *tmp;
   ++batch;
   if (Status s = writeProgramBundle(dir, setup, cands, keys, names); !s.ok())
     return fail(s);
@@ -156,6 +156,7 @@ ProgramEvaluator::evaluate(const std::vector<Candidate> &cands) {
     runProcess({"rm", "-rf", dir}, 60);
   if (!res.ok())
     return fail(res.error());
+  gpu = res->gpu; // the evaluator asked nvidia-smi already
   std::vector<CandidateResult> out;
   const VariantResult &orig = res->results.front();
   for (const Candidate &c : cands) {

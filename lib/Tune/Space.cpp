@@ -70,6 +70,15 @@ void expand(const std::string &scope, const llvm::json::Object &t,
       break;
   }
 }
+/// Every legal transform listed for one kernel, launch, loop or sync.
+void expandLegal(const std::string &scope, const llvm::json::Object &item,
+                 std::vector<TuneStep> &out) {
+  if (const llvm::json::Array *ts = item.getArray("transforms"))
+    for (const llvm::json::Value &t : *ts)
+      if (const llvm::json::Object *to = t.getAsObject())
+        if (to->getBoolean("legal").value_or(false))
+          expand(scope, *to, out);
+}
 } // namespace
 
 llvm::Expected<TuneSpace> parseTuneSpace(llvm::StringRef listJson) {
@@ -112,21 +121,13 @@ llvm::Expected<TuneSpace> parseTuneSpace(llvm::StringRef listJson) {
   for (size_t i = 0; i < kernels->size(); ++i) {
     const llvm::json::Object *k = (*kernels)[i].getAsObject();
     TuneKernel &tk = space.kernels[i];
-    if (const llvm::json::Array *ts = k->getArray("transforms"))
-      for (const llvm::json::Value &t : *ts)
-        if (const llvm::json::Object *to = t.getAsObject())
-          if (to->getBoolean("legal").value_or(false))
-            expand("@" + tk.name, *to, tk.steps);
+    expandLegal("@" + tk.name, *k, tk.steps);
     const auto &ls = launchesOf[tk.name];
     for (const llvm::json::Object *l : ls) {
       std::string scope = ls.size() == 1
                               ? "@" + tk.name
                               : "@#" + std::to_string(l->getInteger("id").value_or(0));
-      if (const llvm::json::Array *ts = l->getArray("transforms"))
-        for (const llvm::json::Value &t : *ts)
-          if (const llvm::json::Object *to = t.getAsObject())
-            if (to->getBoolean("legal").value_or(false))
-              expand(scope, *to, tk.steps);
+      expandLegal(scope, *l, tk.steps);
     }
   }
   // Host-side steps (a loop captured as a graph, a dropped synchronization)
@@ -143,11 +144,7 @@ llvm::Expected<TuneSpace> parseTuneSpace(llvm::StringRef listJson) {
           continue;
         std::string scope = std::string(kind[0] == 'l' ? "@loop#" : "@sync#") +
                             std::to_string(item->getInteger("id").value_or(0));
-        if (const llvm::json::Array *ts = item->getArray("transforms"))
-          for (const llvm::json::Value &t : *ts)
-            if (const llvm::json::Object *to = t.getAsObject())
-              if (to->getBoolean("legal").value_or(false))
-                expand(scope, *to, host.steps);
+        expandLegal(scope, *item, host.steps);
       }
   if (!host.steps.empty())
     space.kernels.push_back(host);

@@ -9,6 +9,14 @@ namespace cudal1 {
 
 VariantEvaluator::~VariantEvaluator() = default;
 
+llvm::Expected<std::string> derivePlan(const RewriteInput &input,
+                                       const std::string &planText) {
+  llvm::Expected<Plan> plan = parsePlan(planText);
+  if (!plan)
+    return plan.takeError();
+  return applyPlan(input, *plan);
+}
+
 Tuner::Tuner(RewriteInput in, TuneSpace sp, SearchStrategy &st, TuneOptions o)
     : input(std::move(in)), space(std::move(sp)), strategy(st),
       opts(std::move(o)), history(space.kernels.size()) {}
@@ -32,10 +40,7 @@ std::vector<Candidate> Tuner::proposeRound(unsigned count) {
     idle = 0;
     std::string text = ps[0].text();
     history[k].tried.insert(text);
-    llvm::Expected<Plan> plan = parsePlan(text);
-    llvm::Expected<std::string> src =
-        plan ? applyPlan(input, *plan)
-             : llvm::Expected<std::string>(plan.takeError());
+    llvm::Expected<std::string> src = derivePlan(input, text);
     if (!src) {
       // The strategy proposed something the passes refuse (a conflict only
       // visible on the evolving source): recorded, not evaluated.
@@ -54,6 +59,7 @@ std::vector<Candidate> Tuner::proposeRound(unsigned count) {
     c.id = id;
     c.kernel = k;
     c.plan = text;
+    c.steps = ps[0].steps;
     for (const TuneStep &s : ps[0].steps)
       c.fastMath |= s.fastMath;
     c.source = std::move(*src);
@@ -77,25 +83,8 @@ void Tuner::absorb(const std::vector<Candidate> &cands,
       continue;
     history[k].tried.insert(cands[i].plan);
     if (results[i].outcome == "ok" && results[i].timed) {
-      // The steps back from the text ("@k: a; @k: b(x=1)"), for the
-      // heuristic's greedy extension.
       KernelHistory::Result hr;
-      const std::string &rest = cands[i].plan;
-      size_t pos = 0;
-      while (pos <= rest.size()) {
-        size_t semi = rest.find("; @", pos);
-        std::string one = rest.substr(pos, semi == std::string::npos
-                                               ? std::string::npos
-                                               : semi - pos);
-        for (const TuneStep &s : space.kernels[k].steps)
-          if (s.text() == one) {
-            hr.steps.push_back(s);
-            break;
-          }
-        if (semi == std::string::npos)
-          break;
-        pos = semi + 2;
-      }
+      hr.steps = cands[i].steps;
       hr.speedup = results[i].speedup;
       hr.faster = results[i].faster;
       history[k].correct.push_back(hr);
@@ -187,10 +176,7 @@ llvm::Expected<TuneResult> Tuner::run(VariantEvaluator &ev) {
     std::string combined;
     for (const KernelBest *b : winners)
       combined += (combined.empty() ? "" : "; ") + b->plan;
-    llvm::Expected<Plan> plan = parsePlan(combined);
-    llvm::Expected<std::string> src =
-        plan ? applyPlan(input, *plan)
-             : llvm::Expected<std::string>(plan.takeError());
+    llvm::Expected<std::string> src = derivePlan(input, combined);
     if (!src) {
       say("the kernels' best plans do not combine: " +
           llvm::toString(src.takeError()));

@@ -152,9 +152,7 @@ int finish(const RewriteInput &in, const TuneModeOptions &o,
   }
   std::string text = in.code;
   if (!r.finalPlan.empty()) {
-    llvm::Expected<Plan> p = parsePlan(r.finalPlan);
-    llvm::Expected<std::string> v = p ? applyPlan(in, *p)
-                                : llvm::Expected<std::string>(p.takeError());
+    llvm::Expected<std::string> v = derivePlan(in, r.finalPlan);
     if (!v) {
       error() << "the chosen plan no longer applies: " << toString(v.takeError())
               << "\n";

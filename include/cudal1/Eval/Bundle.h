@@ -62,10 +62,12 @@ std::string formatManifest(const Bundle &bundle);
 /// Writes DIR/manifest.txt (sources and captures are the caller's).
 Status writeManifest(const Bundle &bundle, const std::string &dir);
 
-/// Variant ids are letters, digits, '_', '-' and '.' (they name files).
-bool isValidVariantId(const std::string &id);
-/// A relative path that stays inside the bundle (no "..", not absolute).
-bool isSafeRelativePath(const std::string &path);
+/// Reads the "[ID] FILE" that starts a variant line at words[i] and moves i
+/// past it: ids are letters, digits, '_', '-' and '.' (they name files), the
+/// file a relative path that stays inside the bundle.
+Status parseVariantHead(const std::vector<std::string> &words, size_t &i,
+                        bool hasId, std::string &id, std::string &source,
+                        const std::string &where);
 /// A word for a manifest line, quoted when it holds blanks.
 std::string quoteIfNeeded(const std::string &word);
 /// Splits a line into words; "double quotes" group words.

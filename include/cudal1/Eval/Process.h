@@ -3,6 +3,8 @@
 #ifndef CUDAL1_EVAL_PROCESS_H
 #define CUDAL1_EVAL_PROCESS_H
 
+#include "cudal1/Eval/Error.h"
+
 #include <string>
 #include <vector>
 
@@ -26,6 +28,12 @@ struct ProcessResult {
 ProcessResult runProcess(const std::vector<std::string> &argv,
                          double timeoutSeconds,
                          const std::vector<std::string> &extraEnv = {});
+
+/// A fresh directory $TMPDIR/NAME.XXXXXX (/tmp without TMPDIR).
+Expected<std::string> makeTempDirectory(const std::string &name);
+
+/// The current time in UTC, as 2026-12-02T15:04:05Z.
+std::string utcTimestamp();
 
 /// Absolute path of the running executable.
 std::string selfExecutablePath();

@@ -19,8 +19,7 @@ namespace cudal1 {
 struct ProgramEvalOptions {
   int jobs = 0;              ///< parallel builds; 0: all cores
   double timeBudget = 0;     ///< seconds for the timing rounds; 0: none
-  int minRounds = 5;         ///< timing rounds at least (budget permitting)
-  int maxRounds = 15;
+  int maxRounds = 15;        ///< timing rounds; a time budget may end them sooner
   double runTimeout = 60;    ///< per run of a program (a hang is killed)
   std::string workDir;       ///< empty: a fresh directory under $TMPDIR
   bool keepWork = false;

@@ -49,6 +49,7 @@ public:
                    std::vector<std::string> kernelNames);
   llvm::Expected<std::vector<CandidateResult>>
   evaluate(const std::vector<Candidate> &candidates) override;
+  /// The GPU the last evaluation ran on.
   std::string gpuName() const override { return gpu; }
 
 private:

@@ -25,6 +25,7 @@ struct Candidate {
   std::string id;     ///< "v003"
   size_t kernel = 0;  ///< into TuneSpace::kernels; SIZE_MAX for a combination
   std::string plan;   ///< canonical plan text
+  std::vector<TuneStep> steps; ///< the plan as steps (empty when imported)
   bool fastMath = false;
   std::string source; ///< the rewritten translation unit
 };
@@ -37,6 +38,10 @@ struct CandidateResult {
   double speedup = 0, lo = 0, hi = 0, timeMs = 0, baselineMs = 0;
   std::vector<std::string> details;
 };
+
+/// The variant source of a plan given as text (parsePlan, then applyPlan).
+llvm::Expected<std::string> derivePlan(const RewriteInput &input,
+                                       const std::string &planText);
 
 class VariantEvaluator {
 public:

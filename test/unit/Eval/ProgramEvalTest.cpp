@@ -15,8 +15,7 @@ using namespace cudal1;
 namespace {
 
 std::string makeTempDir() {
-  char pattern[] = "/tmp/cudal1-progeval-test.XXXXXX";
-  return ::mkdtemp(pattern);
+  return *makeTempDirectory("cudal1-progeval-test");
 }
 
 void writeScript(const std::string &path, const std::string &body) {
@@ -129,7 +128,7 @@ TEST(ProgramEval, VerdictsAndRanking) {
 
   ProgramEvalOptions opts;
   opts.jobs = 2;
-  opts.minRounds = opts.maxRounds = 6;
+  opts.maxRounds = 6;
   opts.runTimeout = 2;
   Expected<EvalResults> r = evaluateProgramBundle(*rb, opts);
   ASSERT_TRUE(r.ok()) << r.error().message();
