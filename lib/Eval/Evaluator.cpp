@@ -155,6 +155,7 @@ void summarizeTiming(const std::vector<double> &originalT,
   const std::vector<double> &bo = v.sideWork ? originalAll : originalT;
   const std::vector<double> &bv = v.sideWork ? all : t;
   SpeedupEstimate e = bootstrapSpeedup(bo, bv, kBuckets, 2000, seed);
+  v.samplesMs = bv;
   v.timeMs = medianOfBucketAverages(bv, kBuckets);
   v.speedup = e.speedup;
   v.lo = e.lo;

@@ -201,6 +201,40 @@ bool compareProgramOutputs(const std::vector<std::string> &first,
   return pass;
 }
 
+bool parseFloorLine(const std::string &text, double &bytes, double &flops,
+                    std::string &dtype) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("floor: ", 0) != 0)
+      continue;
+    std::istringstream ws(line.substr(7));
+    std::string kv;
+    bool haveBytes = false, haveFlops = false;
+    dtype = "f32"; // bench/run's default when the line names none
+    while (ws >> kv) {
+      size_t eq = kv.find('=');
+      if (eq == std::string::npos)
+        continue;
+      std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
+      char *end = nullptr;
+      double d = std::strtod(v.c_str(), &end);
+      bool number = !v.empty() && end && *end == 0 && std::isfinite(d) && d >= 0;
+      if (k == "bytes" && number) {
+        bytes = d;
+        haveBytes = true;
+      } else if (k == "flops" && number) {
+        flops = d;
+        haveFlops = true;
+      } else if (k == "dtype") {
+        dtype = v;
+      }
+    }
+    return haveBytes && haveFlops;
+  }
+  return false;
+}
+
 std::string queryGpuName() {
   ProcessResult p = runProcess(
       {"nvidia-smi", "--query-gpu=name", "--format=csv,noheader", "-i", "0"},
@@ -291,6 +325,7 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
   };
   int originalExit = 0;
   auto runOnce = [&](size_t i) {
+    std::string raw; ///< stdout as printed
     Run r;
     ProcessResult p =
         runProcess(expand(b.run, b.path(all[i].source), exes[i], b.dir),
@@ -299,6 +334,7 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
     if (p.timedOut) {
       r.fault = Outcome::Timeout;
       r.detail = "killed after " + formatDouble(opts.runTimeout) + " s";
+    r.raw = p.output;
       return r;
     }
     if (!p.exited || (i > 0 && p.exitCode != originalExit)) {
@@ -349,6 +385,11 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
 
   // 3. Verify each variant once.
   auto check = [&](size_t i, const Run &r, std::vector<std::string> &mm) {
+  {
+    VariantResult &o = res.results[0];
+    o.haveFloor = parseFloorLine(o1.raw, o.floorBytes, o.floorFlops,
+                                 o.floorDtype);
+  }
     double scale = all[i].fastMath ? b.fastMathScale : 1.0;
     return compareProgramOutputs(o1.out.lines, o2.out.lines, r.out.lines,
                                  b.rel * scale, b.abs * scale, mm);
@@ -432,6 +473,7 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
     v.timeMs = medianOfBucketAverages(c, 10);
     v.speedup = e.speedup;
     v.lo = e.lo;
+    v.samplesMs = c;
     v.hi = e.hi;
     v.rounds = e.rounds;
     v.faster = i > 0 && isFaster(e);

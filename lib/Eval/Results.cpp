@@ -62,6 +62,15 @@ std::string formatResults(const EvalResults &r) {
          << " suspicious=" << (v.suspicious ? "yes" : "no")
          << " side-work=" << (v.sideWork ? "yes" : "no")
          << " rounds=" << v.rounds;
+    if (v.timed && !v.samplesMs.empty()) {
+      os << " samples-ms=";
+      for (size_t i = 0; i < v.samplesMs.size(); ++i)
+        os << (i ? "," : "") << formatDouble(v.samplesMs[i]);
+    }
+    if (v.haveFloor)
+      os << " floor-bytes=" << formatDouble(v.floorBytes)
+         << " floor-flops=" << formatDouble(v.floorFlops)
+         << " floor-dtype=" << (v.floorDtype.empty() ? "-" : v.floorDtype);
     os << "\n";
     for (const std::string &d : v.details)
       os << "detail " << v.id << " " << oneLine(d) << "\n";
@@ -146,6 +155,19 @@ Expected<EvalResults> parseResults(const std::string &text,
           v.sideWork = yes();
         else if (k == "rounds")
           v.rounds = std::atoi(val.c_str());
+        else if (k == "samples-ms") {
+          v.samplesMs.clear();
+          std::istringstream ns(val);
+          std::string num;
+          while (std::getline(ns, num, ','))
+            v.samplesMs.push_back(std::atof(num.c_str()));
+        } else if (k == "floor-bytes") {
+          v.haveFloor = true;
+          v.floorBytes = std::atof(val.c_str());
+        } else if (k == "floor-flops")
+          v.floorFlops = std::atof(val.c_str());
+        else if (k == "floor-dtype")
+          v.floorDtype = val == "-" ? "" : val;
         // Unknown keys are skipped: newer writers may add some.
       }
       if (!sawOutcome)

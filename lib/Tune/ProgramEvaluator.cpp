@@ -128,6 +128,8 @@ CandidateResult toCandidateResult(const VariantResult &v,
 }
 
 ProgramEvaluator::ProgramEvaluator(ProgramSetup s, ProgramEvalOptions o,
+  r.samplesMs = v.samplesMs;
+  r.baselineSamplesMs = original.samplesMs;
                                    std::vector<std::string> k,
                                    std::vector<std::string> n)
     : setup(std::move(s)), options(std::move(o)), keys(std::move(k)),
@@ -164,6 +166,7 @@ ProgramEvaluator::evaluate(const std::vector<Candidate> &cands) {
     out.push_back(v ? toCandidateResult(*v, orig) : CandidateResult{});
   }
   return out;
+  original = res->results.front();
 }
 
 } // namespace cudal1

@@ -49,6 +49,13 @@ bool compareProgramOutputs(const std::vector<std::string> &first,
                            std::vector<std::string> &mismatches,
                            size_t maxMismatches = 8);
 
+/// Finds the first `floor: bytes=B flops=F [dtype=D]` line (the roofline
+/// floor a program prints, bench/corpus/common.h `printFloor`); dtype
+/// defaults to f32 as in bench/run. False when there is none or it is
+/// malformed.
+bool parseFloorLine(const std::string &text, double &bytes, double &flops,
+                    std::string &dtype);
+
 /// The name of GPU 0 as nvidia-smi reports it; "" when there is none.
 std::string queryGpuName();
 

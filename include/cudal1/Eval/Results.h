@@ -39,6 +39,14 @@ struct VariantResult {
   bool suspicious = false;   ///< speedup above 10x: look again
   bool sideWork = false;     ///< work ran past the stop event
   int rounds = 0;
+  /// The times (ms) that entered the statistics, in round order; empty in
+  /// results written before they were recorded (docs/formats/bundle.md).
+  std::vector<double> samplesMs;
+  /// The program's own roofline floor, from its `floor: bytes=B flops=F
+  /// dtype=D` line (bench/corpus/common.h); the original's result only.
+  bool haveFloor = false;
+  double floorBytes = 0, floorFlops = 0;
+  std::string floorDtype;
   std::vector<std::string> details;    ///< messages, compile log excerpts
   std::vector<std::string> mismatches; ///< "arg 2 [17]: expected ... got ..."
 };

@@ -51,12 +51,15 @@ public:
   evaluate(const std::vector<Candidate> &candidates) override;
   /// The GPU the last evaluation ran on.
   std::string gpuName() const override { return gpu; }
+  /// The original's result in the last evaluation (its roofline floor).
+  const VariantResult &lastOriginal() const { return original; }
 
 private:
   ProgramSetup setup;
   ProgramEvalOptions options;
   std::vector<std::string> keys, names;
   std::string gpu;
+  VariantResult original;
   unsigned batch = 0;
 };
 

@@ -36,6 +36,9 @@ struct CandidateResult {
   std::string outcome = "not-run";
   bool timed = false, faster = false;
   double speedup = 0, lo = 0, hi = 0, timeMs = 0, baselineMs = 0;
+  /// Per-round times of this variant and of the original in the same
+  /// evaluation (empty when the results carry none): the report's plots.
+  std::vector<double> samplesMs, baselineSamplesMs;
   std::vector<std::string> details;
 };
 

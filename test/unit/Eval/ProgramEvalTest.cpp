@@ -165,3 +165,63 @@ TEST(ProgramEval, BrokenOriginalIsAnError) {
       << r.error().message();
   runProcess({"rm", "-rf", dir}, 30);
 }
+
+TEST(ProgramEval, FloorLine) {
+  double bytes = 0, flops = 0;
+  std::string dtype;
+  EXPECT_TRUE(parseFloorLine("checksum=1\nfloor: bytes=4.8e9 flops=1024 "
+                             "dtype=f64\ngpu_ms=2\n",
+                             bytes, flops, dtype));
+  EXPECT_DOUBLE_EQ(bytes, 4.8e9);
+  EXPECT_DOUBLE_EQ(flops, 1024);
+  EXPECT_EQ(dtype, "f64");
+  EXPECT_TRUE(parseFloorLine("floor: bytes=8 flops=0\n", bytes, flops, dtype));
+  EXPECT_EQ(dtype, "f32"); // bench/run's default
+  EXPECT_FALSE(parseFloorLine("no floor here\n", bytes, flops, dtype));
+  EXPECT_FALSE(parseFloorLine("floor: bytes=x flops=1\n", bytes, flops, dtype));
+  EXPECT_FALSE(parseFloorLine("  floor: bytes=1 flops=1\n", bytes, flops, dtype));
+}
+
+// The per-round times behind each speedup are kept (the report plots them),
+// and the original's roofline floor comes with its result.
+TEST(ProgramEval, RecordsSamplesAndFloor) {
+  std::string dir = makeTempDir();
+  // Reported times differ per run (a counter file), so the samples show
+  // which run each one came from.
+  const char *body =
+      "n=$(cat $0.n 2>/dev/null || echo 0); echo $((n+1)) > $0.n\n"
+      "echo checksum=1; echo 'floor: bytes=2e9 flops=4e6 dtype=f32'; "
+      "echo gpu_ms=%s.$n";
+  char orig[512], fast[512];
+  std::snprintf(orig, sizeof orig, body, "60");
+  std::snprintf(fast, sizeof fast, body, "20");
+  writeScript(dir + "/original.sh", orig);
+  writeScript(dir + "/fast.sh", fast);
+  ProgramBundle b = scriptBundle(dir);
+  b.timeRegex = "^gpu_ms=(\\S+)";
+  b.variants.push_back({"fast", "fast.sh", false});
+  ASSERT_TRUE(writeProgramManifest(b, dir).ok());
+  Expected<ProgramBundle> rb = readProgramBundle(dir);
+  ASSERT_TRUE(rb.ok()) << rb.error().message();
+  ProgramEvalOptions opts;
+  opts.jobs = 1;
+  opts.maxRounds = 4;
+  Expected<EvalResults> r = evaluateProgramBundle(*rb, opts);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  const VariantResult *o = r->find("original"), *f = r->find("fast");
+  ASSERT_TRUE(o && f);
+  EXPECT_TRUE(o->haveFloor);
+  EXPECT_DOUBLE_EQ(o->floorBytes, 2e9);
+  EXPECT_DOUBLE_EQ(o->floorFlops, 4e6);
+  EXPECT_EQ(o->floorDtype, "f32");
+  EXPECT_FALSE(f->haveFloor);
+  // The original ran twice to verify, the variant once: the timed runs are
+  // the original's 3rd to 6th and the variant's 2nd to 5th.
+  EXPECT_EQ(o->samplesMs, (std::vector<double>{60.2, 60.3, 60.4, 60.5}));
+  EXPECT_EQ(f->samplesMs, (std::vector<double>{20.1, 20.2, 20.3, 20.4}));
+  Expected<EvalResults> back = parseResults(formatResults(*r), "r");
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->find("fast")->samplesMs, f->samplesMs);
+  EXPECT_DOUBLE_EQ(back->find("original")->floorBytes, 2e9);
+  runProcess({"rm", "-rf", dir}, 30);
+}

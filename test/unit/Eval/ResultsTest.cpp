@@ -64,3 +64,33 @@ TEST(Results, RejectsBadFiles) {
   EXPECT_FALSE(parseResults("cudal1-results 1\nresult x compiler=nvcc\n", "r")
                    .ok());
 }
+
+TEST(Results, SamplesAndFloorAreOptional) {
+  // A results file from before samples and floors were recorded still reads.
+  const char *old = "cudal1-results 1\nbundle b\ngpu G\ndate d\nwall-s 1\n"
+                    "result original outcome=ok compiler=program compile-s=0 "
+                    "verify=program-output timed=yes time-ms=2 speedup=1 lo=1 "
+                    "hi=1 faster=no suspicious=no side-work=no rounds=3\n";
+  Expected<EvalResults> p = parseResults(old, "old.txt");
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  EXPECT_TRUE(p->results[0].samplesMs.empty());
+  EXPECT_FALSE(p->results[0].haveFloor);
+  EXPECT_EQ(formatResults(*p), old);
+
+  EvalResults r = *p;
+  r.results[0].samplesMs = {2.5, 1.25, 3};
+  r.results[0].haveFloor = true;
+  r.results[0].floorBytes = 1e9;
+  r.results[0].floorFlops = 0;
+  r.results[0].floorDtype = "i32";
+  std::string text = formatResults(r);
+  EXPECT_NE(text.find(" samples-ms=2.5,1.25,3 floor-bytes=1e+09 "
+                      "floor-flops=0 floor-dtype=i32\n"),
+            std::string::npos);
+  Expected<EvalResults> q = parseResults(text, "new.txt");
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(q->results[0].samplesMs, r.results[0].samplesMs);
+  EXPECT_TRUE(q->results[0].haveFloor);
+  EXPECT_EQ(q->results[0].floorDtype, "i32");
+  EXPECT_EQ(formatResults(*q), text);
+}

@@ -1,0 +1,79 @@
+// Maps the tuning driver's records onto the report's data. Reads the
+// tuner's result types only; it calls nothing in lib/Tune.
+#include "cudal1/Report/TuneReport.h"
+
+#include <set>
+
+namespace cudal1 {
+
+namespace {
+
+ReportVariant toReportVariant(const TuneRecord &rec) {
+  ReportVariant v;
+  v.id = rec.candidate.id.empty() ? "-" : rec.candidate.id;
+  v.plan = rec.candidate.plan;
+  v.outcome = rec.result.outcome;
+  v.timed = rec.result.timed;
+  v.faster = rec.result.faster;
+  v.speedup = rec.result.speedup;
+  v.lo = rec.result.lo;
+  v.hi = rec.result.hi;
+  v.timeMs = rec.result.timeMs;
+  v.samplesMs = rec.result.samplesMs;
+  v.batch = rec.round;
+  if (!rec.result.details.empty())
+    v.detail = rec.result.details.front();
+  return v;
+}
+
+} // namespace
+
+void addTuneResult(ReportData &d, const TuneSpace &space,
+                   const TuneResult &r) {
+  d.gpu = r.gpu;
+  d.kernels.clear();
+  d.baselines.clear();
+  d.combination.reset();
+  for (const KernelBest &b : r.best) {
+    ReportKernel k;
+    k.name = b.kernel;
+    k.key = b.key;
+    k.bestPlan = b.plan;
+    k.speedup = b.speedup;
+    k.lo = b.lo;
+    k.hi = b.hi;
+    k.tried = b.tried;
+    k.correct = b.correct;
+    d.kernels.push_back(k);
+  }
+  // Every evaluation timed the original once; its samples come with each
+  // timed record of that evaluation.
+  std::set<unsigned> seen;
+  for (const TuneRecord &rec : r.records) {
+    ReportVariant v = toReportVariant(rec);
+    if (rec.result.timed && seen.insert(rec.round).second) {
+      ReportBaseline base;
+      base.batch = rec.round;
+      base.timeMs = rec.result.baselineMs;
+      base.samplesMs = rec.result.baselineSamplesMs;
+      d.baselines.push_back(base);
+    }
+    if (rec.candidate.kernel < space.kernels.size() &&
+        rec.candidate.kernel < d.kernels.size())
+      d.kernels[rec.candidate.kernel].variants.push_back(v);
+    else if (rec.candidate.kernel == SIZE_MAX && rec.candidate.id == "combined")
+      d.combination = v;
+  }
+  d.finalPlan = r.finalPlan;
+  d.finalSpeedup = r.finalSpeedup;
+  d.finalLo = r.finalLo;
+  d.finalHi = r.finalHi;
+  d.finalMs = 0;
+  if (!r.finalPlan.empty())
+    for (const TuneRecord &rec : r.records)
+      if (rec.candidate.plan == r.finalPlan && rec.result.timed &&
+          rec.result.outcome == "ok")
+        d.finalMs = rec.result.timeMs;
+}
+
+} // namespace cudal1
