@@ -13,7 +13,11 @@
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
 #include "clang/Rewrite/Core/Rewriter.h"
+
+#include <algorithm>
+#include <set>
 
 #define DEBUG_TYPE "tile-shared"
 
@@ -74,6 +78,34 @@ const VarDecl *varOf(const Expr *e) {
   if (auto *dre = dyn_cast<DeclRefExpr>(e->IgnoreParenImpCasts()))
     return dyn_cast<VarDecl>(dre->getDecl());
   return nullptr;
+}
+
+/// "" when `e` reads only parameters, constants and the block and grid
+/// shapes (so every thread of a block sees the same value), else what it reads.
+std::string nonUniform(const Expr *e) {
+  std::string why;
+  forEachStmt(e, [&](const Stmt *s) {
+    if (!why.empty())
+      return;
+    if (auto *dre = dyn_cast<DeclRefExpr>(s)) {
+      const ValueDecl *d = dre->getDecl();
+      if (isa<ParmVarDecl>(d) || isa<EnumConstantDecl>(d))
+        return;
+      if (auto *vd = dyn_cast<VarDecl>(d)) {
+        StringRef n = vd->getName();
+        if (vd->getDeclContext()->getRedeclContext()->isTranslationUnit() &&
+            (n == "blockDim" || n == "gridDim"))
+          return;
+        if (vd->getType().isConstQualified() && vd->hasInit() &&
+            vd->getInit()->isIntegerConstantExpr(vd->getASTContext()))
+          return;
+      }
+      why = "'" + d->getNameAsString() + "'";
+    } else if (isa<CallExpr>(s) && !isa<CXXOperatorCallExpr>(s) && !isa<CXXMemberCallExpr>(s)) {
+      why = "a call";
+    }
+  });
+  return why;
 }
 
 /// Finds the pattern, or says why not.
@@ -180,6 +212,9 @@ std::string match(TransformContext &ctx, unsigned kernel, DotPattern &p) {
       if (axis != 2)
         p.colChecks.push_back(parts[i]);
     }
+    if (std::string why = nonUniform(cond->getRHS()); !why.empty())
+      return "the loop bound must be the same for every thread of the block (the tiled loop "
+             "has barriers), but it uses " + why;
     p.guard = is;
     p.accDecl = decl;
     p.loop = loop;
@@ -234,10 +269,235 @@ std::string squareBlock(TransformContext &ctx, unsigned kernel, unsigned &tile) 
   return "";
 }
 
+/// A read of threadIdx.y or blockDim.y: the two values register blocking
+/// changes (the block keeps its x extent and shrinks along y).
+struct YRead {
+  unsigned offset, length; ///< in the main file
+  bool isThread;           ///< threadIdx.y (else blockDim.y)
+};
+
+/// The builtin variable a DeclRefExpr names (threadIdx, blockIdx, blockDim,
+/// gridDim), or "".
+StringRef builtinName(const DeclRefExpr *dre) {
+  auto *vd = dyn_cast<VarDecl>(dre->getDecl());
+  if (!vd || !vd->getDeclContext()->getRedeclContext()->isTranslationUnit())
+    return "";
+  StringRef n = vd->getName();
+  return n == "threadIdx" || n == "blockIdx" || n == "blockDim" || n == "gridDim" ? n : "";
+}
+
+/// The threadIdx.y and blockDim.y reads below `s`, sorted by offset; `why`
+/// is set when a builtin is used as a whole or written in a macro.
+std::vector<YRead> yReads(ASTContext &ast, const Stmt *s, std::string &why) {
+  const SourceManager &sm = ast.getSourceManager();
+  std::vector<YRead> out;
+  std::set<unsigned> members; // DeclRefExprs read through .x/.y/.z
+  std::vector<const DeclRefExpr *> refs;
+  forEachStmt(s, [&](const Stmt *c) {
+    if (auto *dre = dyn_cast<DeclRefExpr>(c); dre && !builtinName(dre).empty())
+      refs.push_back(dre);
+    auto *pe = dyn_cast<MSPropertyRefExpr>(c);
+    if (!pe)
+      return;
+    const Expr *base = pe->getBaseExpr()->IgnoreParenImpCasts();
+    if (auto *ove = dyn_cast<OpaqueValueExpr>(base); ove && ove->getSourceExpr())
+      base = ove->getSourceExpr()->IgnoreParenImpCasts();
+    auto *dre = dyn_cast<DeclRefExpr>(base);
+    if (!dre || builtinName(dre).empty())
+      return;
+    members.insert(dre->getLocation().getRawEncoding());
+    StringRef b = builtinName(dre);
+    if (pe->getPropertyDecl()->getName() != "y" || (b != "threadIdx" && b != "blockDim"))
+      return;
+    SourceLocation begin = dre->getBeginLoc(), end = pe->getMemberLoc();
+    if (begin.isMacroID() || end.isMacroID()) {
+      why = "the " + b.str() + ".y at line " + std::to_string(sm.getPresumedLineNumber(sm.getFileLoc(begin))) +
+            " is written inside a macro";
+      return;
+    }
+    unsigned o = sm.getFileOffset(begin);
+    if (std::none_of(out.begin(), out.end(), [&](const YRead &r) { return r.offset == o; }))
+      out.push_back({o, sm.getFileOffset(end) + 1 - o, b == "threadIdx"});
+  });
+  for (const DeclRefExpr *r : refs)
+    if (!members.count(r->getLocation().getRawEncoding()) && why.empty())
+      why = "the kernel uses " + builtinName(r).str() + " as a whole at line " +
+            std::to_string(sm.getPresumedLineNumber(sm.getFileLoc(r->getLocation())));
+  std::sort(out.begin(), out.end(), [](const YRead &a, const YRead &b) { return a.offset < b.offset; });
+  return out;
+}
+
+/// The source of `s` with threadIdx.y and blockDim.y replaced.
+std::string substituted(ASTContext &ast, const Stmt *s, const std::string &threadY,
+                        const std::string &blockY) {
+  std::string why;
+  std::vector<YRead> reads = yReads(ast, s, why);
+  std::string text = spelled(ast, s);
+  const SourceManager &sm = ast.getSourceManager();
+  CharSourceRange r = Lexer::makeFileCharRange(CharSourceRange::getTokenRange(s->getSourceRange()),
+                                               sm, ast.getLangOpts());
+  unsigned base = sm.getFileOffset(r.getBegin());
+  for (auto it = reads.rbegin(); it != reads.rend(); ++it)
+    if (it->offset >= base && it->offset + it->length <= base + text.size())
+      text.replace(it->offset - base, it->length, it->isThread ? threadY : blockY);
+  return text;
+}
+
+/// A user function that `s` calls (transitively) which reads a thread index
+/// or block shape, or "".
+std::string calleeReadingBuiltins(const Stmt *s, const SourceManager &sm,
+                                  std::set<const FunctionDecl *> &seen, unsigned depth) {
+  std::string found;
+  forEachStmt(s, [&](const Stmt *c) {
+    auto *ce = dyn_cast<CallExpr>(c);
+    const FunctionDecl *f = ce ? ce->getDirectCallee() : nullptr;
+    const FunctionDecl *def = nullptr;
+    if (!found.empty() || !f || !f->hasBody(def) || !def ||
+        sm.isInSystemHeader(def->getLocation()) || !seen.insert(def).second)
+      return;
+    bool reads = false;
+    forEachStmt(def->getBody(), [&](const Stmt *d) {
+      if (auto *dre = dyn_cast<DeclRefExpr>(d); dre && !builtinName(dre).empty())
+        reads = true;
+    });
+    if (reads)
+      found = def->getNameAsString();
+    else if (depth < 8)
+      found = calleeReadingBuiltins(def->getBody(), sm, seen, depth + 1);
+  });
+  return found;
+}
+
+/// Whether evaluating `e` more or fewer times could be observed: side effects
+/// or a call (other than the builtins' index reads and pure functions).
+bool hasEffects(ASTContext &ast, const Expr *e) {
+  if (e->HasSideEffects(ast, /*IncludePossibleEffects=*/false))
+    return true;
+  bool call = false;
+  forEachStmt(e, [&](const Stmt *s) {
+    auto *ce = dyn_cast<CallExpr>(s);
+    const FunctionDecl *f = ce ? ce->getDirectCallee() : nullptr;
+    if (ce && !(f && (f->getName().starts_with("__fetch_builtin_") || f->hasAttr<ConstAttr>() ||
+                      f->hasAttr<PureAttr>() || f->isConstexpr())))
+      call = true;
+  });
+  return call;
+}
+
+/// The launches of the kernel and of its sibling instantiations, one per
+/// source location.
+std::vector<unsigned> distinctLaunches(TransformContext &ctx, unsigned kernel) {
+  std::vector<unsigned> out;
+  std::set<std::string> seen;
+  for (unsigned s : kernelsSharingDefinition(ctx.model(), kernel))
+    for (unsigned id : ctx.launchesOf(s))
+      if (seen.insert(ctx.model().launches[id].pos.str()).second)
+        out.push_back(id);
+  return out;
+}
+
+/// Top-level declarations before the bounds check whose values depend on
+/// threadIdx.y or blockDim.y (directly or through earlier ones): register
+/// blocking re-declares them for each of a thread's rows.
+std::vector<const DeclStmt *> yDependentDecls(ASTContext &ast, const CompoundStmt *body,
+                                              const IfStmt *guard) {
+  std::vector<const DeclStmt *> out;
+  std::set<const VarDecl *> dependent;
+  for (const Stmt *s : body->body()) {
+    if (s == guard)
+      break;
+    auto *ds = dyn_cast<DeclStmt>(s);
+    if (!ds)
+      continue;
+    std::string why;
+    bool dep = !yReads(ast, ds, why).empty();
+    forEachStmt(ds, [&](const Stmt *c) {
+      if (auto *dre = dyn_cast<DeclRefExpr>(c))
+        if (auto *vd = dyn_cast<VarDecl>(dre->getDecl()); vd && dependent.count(vd))
+          dep = true;
+    });
+    if (!dep)
+      continue;
+    out.push_back(ds);
+    for (const Decl *d : ds->decls())
+      if (auto *vd = dyn_cast<VarDecl>(d))
+        dependent.insert(vd);
+  }
+  return out;
+}
+
+/// Why each thread cannot compute rb outputs along y (block T x T/rb, the
+/// grid unchanged), or "". Register blocking emulates the T x T threads of
+/// the original block: thread (x, y) runs the code of threads (x, y + i*T/rb)
+/// in turn, with threadIdx.y and blockDim.y replaced in every statement
+/// that reads them, so what must hold is that nothing else sees the change.
+std::string registerBlockingLegality(TransformContext &ctx, unsigned kernel, const DotPattern &p) {
+  ASTContext &ast = ctx.unit.ast();
+  const SourceManager &sm = ast.getSourceManager();
+  auto lineOf = [&](const Stmt *s) {
+    return std::to_string(sm.getPresumedLineNumber(sm.getFileLoc(s->getBeginLoc())));
+  };
+  for (unsigned sib : kernelsSharingDefinition(ctx.model(), kernel)) {
+    const FunctionDecl *fd = ctx.unit.kernelDecl(sib);
+    auto *body = cast<CompoundStmt>(fd->getBody());
+    // 1. Outside the bounds check only side-effect-free declarations (they
+    //    run once per thread, now once for rb outputs).
+    bool seenGuard = false;
+    for (const Stmt *s : body->body()) {
+      if (seenGuard)
+        return "rb: the statement at line " + lineOf(s) +
+               " after the bounds check would run once for rb outputs";
+      if (s->getBeginLoc() == p.guard->getBeginLoc()) {
+        seenGuard = true;
+        continue;
+      }
+      auto *ds = dyn_cast<DeclStmt>(s);
+      if (!ds)
+        return "rb: the statement at line " + lineOf(s) +
+               " before the bounds check would run once for rb outputs";
+      for (const Decl *d : ds->decls()) {
+        auto *vd = dyn_cast<VarDecl>(d);
+        if (!vd || !vd->hasLocalStorage() || vd->hasAttr<CUDASharedAttr>() ||
+            (vd->hasInit() && hasEffects(ast, vd->getInit())))
+          return "rb: the declaration at line " + lineOf(s) +
+                 " has side effects or is not a plain local variable";
+      }
+    }
+    // 2. threadIdx.y and blockDim.y are read only where they can be replaced.
+    std::string why;
+    yReads(ast, body, why);
+    if (!why.empty())
+      return "rb: " + why;
+    std::set<const FunctionDecl *> seen;
+    if (std::string f = calleeReadingBuiltins(body, sm, seen, 0); !f.empty())
+      return "rb: the function " + f + " it calls reads the thread index or block shape";
+  }
+  // 3. Every launch can get the new block shape.
+  std::vector<unsigned> launches = distinctLaunches(ctx, kernel);
+  for (unsigned l : launches) {
+    const Expr *b = launchConfigArg(ctx, l, 1);
+    b = b ? b->IgnoreUnlessSpelledInSource() : nullptr;
+    if (!b || b->getBeginLoc().isMacroID() || b->getEndLoc().isMacroID() ||
+        !sm.isInMainFile(b->getBeginLoc()))
+      return "rb: the block argument of launch #" + std::to_string(l) +
+             " is not written in this file outside macros";
+  }
+  return "";
+}
+
 std::string joinChecks(TransformContext &ctx, const std::vector<const Expr *> &checks) {
   std::string s;
   for (const Expr *e : checks)
     s += (s.empty() ? "" : " && ") + spelled(ctx.unit.ast(), e);
+  return s.empty() ? "true" : s;
+}
+
+/// joinChecks with threadIdx.y and blockDim.y replaced.
+std::string joinChecksFor(TransformContext &ctx, const std::vector<const Expr *> &checks,
+                          const std::string &threadY, const std::string &blockY) {
+  std::string s;
+  for (const Expr *e : checks)
+    s += (s.empty() ? "" : " && ") + substituted(ctx.unit.ast(), e, threadY, blockY);
   return s.empty() ? "true" : s;
 }
 
@@ -248,13 +508,31 @@ std::string TileShared::legality(TransformContext &ctx, Target t) const {
   if (std::string why = match(ctx, t.kernel, p); !why.empty())
     return why;
   unsigned tile;
-  return squareBlock(ctx, t.kernel, tile);
+  if (std::string why = squareBlock(ctx, t.kernel, tile); !why.empty())
+    return why;
+  // The tiles assume the block shape of the launches seen here.
+  return referencedOutsideLaunches(ctx, t.kernel);
 }
 
 std::vector<ParamSpace> TileShared::space(TransformContext &ctx, Target t) const {
   unsigned tile = 0;
   squareBlock(ctx, t.kernel, tile);
-  return {{"tile", {std::to_string(tile)}}};
+  DotPattern p;
+  bool rb = match(ctx, t.kernel, p).empty() && registerBlockingLegality(ctx, t.kernel, p).empty();
+  return {{"tile", {std::to_string(tile)}},
+          {"rb", rb ? std::vector<std::string>{"1", "2", "4"} : std::vector<std::string>{"1"}}};
+}
+
+std::string TileShared::checkParams(TransformContext &ctx, Target t, const PlanStep &step) const {
+  // rb > 1 needs more than the tiling: say why it is refused, not just that
+  // the value is not offered.
+  if (std::optional<std::string> rb = step.param("rb"); rb && *rb != "1") {
+    DotPattern p;
+    match(ctx, t.kernel, p);
+    if (std::string why = registerBlockingLegality(ctx, t.kernel, p); !why.empty())
+      return "parameter rb=" + *rb + " is not legal (" + why + ")";
+  }
+  return Transform::checkParams(ctx, t, step);
 }
 
 llvm::Error TileShared::apply(TransformContext &ctx, Target t, const PlanStep &step) const {
@@ -262,6 +540,10 @@ llvm::Error TileShared::apply(TransformContext &ctx, Target t, const PlanStep &s
   match(ctx, t.kernel, p);
   unsigned tile = 0;
   squareBlock(ctx, t.kernel, tile);
+  if (unsigned rb = std::stoi(step.param("rb").value_or("1")); rb > 1) {
+    applyRegisterBlocking(ctx, t, tile, rb);
+    return llvm::Error::success();
+  }
   ASTContext &ast = ctx.unit.ast();
   const SourceManager &sm = ast.getSourceManager();
   std::string T = std::to_string(tile);
@@ -305,6 +587,97 @@ llvm::Error TileShared::apply(TransformContext &ctx, Target t, const PlanStep &s
   }
   s += in2 + "}\n" + in + "}";
   ctx.rewriter.ReplaceText(CharSourceRange::getTokenRange(p.guard->getSourceRange()), s);
-  (void)step;
   return llvm::Error::success();
+}
+
+/// rb > 1: the block shrinks to T x T/rb and each thread computes the rows
+/// threadIdx.y + i*T/rb (i < rb) of the original T x T block, so the grid and
+/// every bounds check stay those of the original threads. The tiles are the
+/// same; per k a thread reads one B element into a register and uses it for
+/// its rb accumulators.
+void TileShared::applyRegisterBlocking(TransformContext &ctx, Target t, unsigned tile,
+                                       unsigned rb) const {
+  DotPattern p;
+  match(ctx, t.kernel, p);
+  ASTContext &ast = ctx.unit.ast();
+  const SourceManager &sm = ast.getSourceManager();
+  PrintingPolicy pp(ast.getLangOpts());
+  std::string T = std::to_string(tile), R = std::to_string(rb),
+              S = std::to_string(tile / rb);
+  std::string ta = p.rowOperand->getType().getUnqualifiedType().getAsString(pp),
+              tb = p.colOperand->getType().getUnqualifiedType().getAsString(pp);
+  const VarDecl *accVar = cast<VarDecl>(p.accDecl->getSingleDecl());
+  std::string acc = accVar->getNameAsString(),
+              accType = accVar->getType().getUnqualifiedType().getAsString(pp);
+  std::string kName =
+      cast<VarDecl>(cast<DeclStmt>(p.loop->getInit())->getSingleDecl())->getNameAsString();
+  std::string bound = spelled(ast, p.bound);
+  std::string ty = "cudal1_ty", bdy = T + "u";
+  auto sub = [&](const Stmt *st) { return substituted(ast, st, ty, bdy); };
+  auto *body = cast<CompoundStmt>(ctx.unit.kernelDecl(t.kernel)->getBody());
+  std::vector<const DeclStmt *> redecls = yDependentDecls(ast, body, p.guard);
+
+  unsigned col = sm.getPresumedColumnNumber(sm.getFileLoc(p.guard->getBeginLoc()));
+  std::string in(col - 1, ' '), in2 = in + "  ", in3 = in2 + "  ", in4 = in3 + "  ",
+                                in5 = in4 + "  ";
+  // The head of a loop over a thread's rows, with the y-dependent values of row i.
+  auto rows = [&](const std::string &ind) {
+    std::string h = "#pragma unroll\n" + ind + "for (int cudal1_i = 0; cudal1_i < " + R +
+                    "; ++cudal1_i) {\n";
+    h += ind + "  const unsigned " + ty + " = threadIdx.y + " + S + "u * cudal1_i;\n";
+    for (const DeclStmt *d : redecls)
+      h += ind + "  " + sub(d) + "\n";
+    return h;
+  };
+  std::string a = "cudal1_tileA", b = "cudal1_tileB";
+  std::string prod = p.rowFirst
+                         ? a + "[threadIdx.y + " + S + " * cudal1_i][cudal1_k] * cudal1_b"
+                         : "cudal1_b * " + a + "[threadIdx.y + " + S + " * cudal1_i][cudal1_k]";
+  std::string s;
+  s += "{ // tile-shared(tile=" + T + ", rb=" + R + "): " + T + "x" + T +
+       " tiles in shared memory; " + T + "x" + S + " threads, each computing " + R +
+       " outputs (rows threadIdx.y + " + S + "*i)\n";
+  s += in2 + accType + " cudal1_acc[" + R + "];\n";
+  s += in2 + "__shared__ " + ta + " " + a + "[" + T + "][" + T + "];\n";
+  s += in2 + "__shared__ " + tb + " " + b + "[" + T + "][" + T + "];\n";
+  s += rows(in2);
+  s += in3 + sub(p.accDecl) + "\n";
+  s += in3 + "cudal1_acc[cudal1_i] = " + acc + ";\n" + in2 + "}\n";
+  s += in2 + "for (int cudal1_t = 0; cudal1_t < " + bound + "; cudal1_t += " + T + ") {\n";
+  s += rows(in3);
+  s += in4 + "{\n" + in5 + "int " + kName + " = cudal1_t + threadIdx.x;\n";
+  s += in5 + a + "[" + ty + "][threadIdx.x] = (" + joinChecksFor(ctx, p.rowChecks, ty, bdy) +
+       ") && " + kName + " < " + bound + " ? " + sub(p.rowOperand) + " : " + ta + "(0);\n" +
+       in4 + "}\n";
+  s += in4 + "{\n" + in5 + "int " + kName + " = cudal1_t + " + ty + ";\n";
+  s += in5 + b + "[" + ty + "][threadIdx.x] = (" + joinChecksFor(ctx, p.colChecks, ty, bdy) +
+       ") && " + kName + " < " + bound + " ? " + sub(p.colOperand) + " : " + tb + "(0);\n" +
+       in4 + "}\n";
+  s += in3 + "}\n";
+  s += in3 + "__syncthreads();\n";
+  s += in3 + "for (int cudal1_k = 0; cudal1_k < " + T + "; ++cudal1_k) {\n";
+  s += in4 + "const " + tb + " cudal1_b = " + b + "[cudal1_k][threadIdx.x];\n";
+  s += "#pragma unroll\n" + in4 + "for (int cudal1_i = 0; cudal1_i < " + R + "; ++cudal1_i)\n";
+  s += in5 + "cudal1_acc[cudal1_i] += " + prod + ";\n";
+  s += in3 + "}\n";
+  s += in3 + "__syncthreads();\n" + in2 + "}\n";
+  s += rows(in2);
+  s += in3 + accType + " " + acc + " = cudal1_acc[cudal1_i];\n";
+  s += in3 + "if (" + sub(p.guard->getCond()) + ") {\n";
+  for (const Stmt *r : p.rest) {
+    std::string text = sub(r);
+    if (!isa<CompoundStmt>(r) && !isa<IfStmt>(r) && !isa<ForStmt>(r) && !isa<WhileStmt>(r) &&
+        (text.empty() || text.back() != ';'))
+      text += ";";
+    s += in4 + text + "\n";
+  }
+  s += in3 + "}\n" + in2 + "}\n" + in + "}";
+  ctx.rewriter.ReplaceText(CharSourceRange::getTokenRange(p.guard->getSourceRange()), s);
+
+  // The launches: the same grid, blocks of T x T/rb threads.
+  for (unsigned l : distinctLaunches(ctx, t.kernel)) {
+    const Expr *e = launchConfigArg(ctx, l, 1)->IgnoreUnlessSpelledInSource();
+    ctx.rewriter.ReplaceText(CharSourceRange::getTokenRange(e->getSourceRange()),
+                             "dim3(" + T + ", " + S + ")");
+  }
 }

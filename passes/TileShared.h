@@ -1,5 +1,6 @@
 /// `tile-shared`: shared-memory tiling of the canonical dot-product loop of a
-/// matrix product (docs/passes/tile-shared.md).
+/// matrix product, optionally with register blocking (rb outputs per thread)
+/// (docs/passes/tile-shared.md).
 #ifndef CUDAL1_PASSES_TILESHARED_H
 #define CUDAL1_PASSES_TILESHARED_H
 
@@ -16,7 +17,13 @@ public:
   }
   std::string legality(TransformContext &ctx, Target t) const override;
   std::vector<ParamSpace> space(TransformContext &ctx, Target t) const override;
+  std::string checkParams(TransformContext &ctx, Target t, const PlanStep &step) const override;
   llvm::Error apply(TransformContext &ctx, Target t, const PlanStep &step) const override;
+
+private:
+  /// rb > 1: each thread computes rb outputs along y; the launches get
+  /// blocks of tile x tile/rb threads.
+  void applyRegisterBlocking(TransformContext &ctx, Target t, unsigned tile, unsigned rb) const;
 };
 
 } // namespace cudal1

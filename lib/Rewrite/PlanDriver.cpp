@@ -151,7 +151,8 @@ bool cudal1::planNeedsFastMath(const Plan &plan) {
   });
 }
 
-llvm::Expected<std::string> cudal1::applyPlan(const RewriteInput &in, const Plan &plan) {
+llvm::Expected<std::string> cudal1::applyPlan(const RewriteInput &in, const Plan &plan,
+                                              ParsedUnit *parsedInput) {
   std::string text = in.code;
   mlir::MLIRContext mlir;
   for (unsigned i = 0; i < plan.steps.size(); ++i) {
@@ -159,17 +160,24 @@ llvm::Expected<std::string> cudal1::applyPlan(const RewriteInput &in, const Plan
     const Transform *t = findTransform(step.transform);
     if (!t)
       return stepError(step, i, "unknown transform (see --list-transforms)");
-    auto unit = ParsedUnit::parse(in.file, text, in.args);
-    if (!unit)
-      return stepError(step, i, "the source before this step does not parse: " +
-                                    llvm::toString(unit.takeError()));
-    const ProgramModel &m = (*unit)->model();
+    // The first step may use the caller's parse of the input (applyPlans).
+    std::unique_ptr<ParsedUnit> parsed;
+    ParsedUnit *unit = i == 0 ? parsedInput : nullptr;
+    if (!unit) {
+      auto u = ParsedUnit::parse(in.file, text, in.args);
+      if (!u)
+        return stepError(step, i, "the source before this step does not parse: " +
+                                      llvm::toString(u.takeError()));
+      parsed = std::move(*u);
+      unit = parsed.get();
+    }
+    const ProgramModel &m = unit->model();
     auto targets = resolve(m, *t, step, i);
     if (!targets)
       return targets.takeError();
-    clang::SourceManager &sm = (*unit)->ast().getSourceManager();
-    clang::Rewriter rewriter(sm, (*unit)->ast().getLangOpts());
-    TransformContext ctx(**unit, rewriter, mlir);
+    clang::SourceManager &sm = unit->ast().getSourceManager();
+    clang::Rewriter rewriter(sm, unit->ast().getLangOpts());
+    TransformContext ctx(*unit, rewriter, mlir);
     // 1. Every target must be legal, with these parameters, before any edit.
     for (Target tg : *targets) {
       std::vector<unsigned> check = {tg.kernel};
@@ -367,4 +375,17 @@ llvm::Expected<std::string> cudal1::listTransforms(const RewriteInput &in, bool 
     printList(*o.getArray("transforms"));
   }
   return os.str();
+}
+
+llvm::Error cudal1::applyPlans(
+    const RewriteInput &in, llvm::ArrayRef<Plan> plans,
+    llvm::function_ref<void(size_t, llvm::Expected<std::string>)> result) {
+  // One parse of the input serves the first step of every plan: each plan
+  // edits through its own Rewriter, and the AST itself is never changed.
+  auto unit = ParsedUnit::parse(in.file, in.code, in.args);
+  if (!unit)
+    return unit.takeError();
+  for (size_t i = 0; i < plans.size(); ++i)
+    result(i, applyPlan(in, plans[i], unit->get()));
+  return llvm::Error::success();
 }

@@ -88,6 +88,69 @@ cl::opt<std::string> outputFile("o", cl::desc("Output file (default: standard ou
                                 cl::value_desc("file"), cl::init("-"), cl::cat(category));
 cl::opt<std::string> buildPath("p", cl::desc("Build directory with compile_commands.json"),
                                cl::value_desc("build-dir"), cl::cat(category));
+cl::opt<std::string> planFile("plan-file",
+                              cl::desc("Apply each plan of a file (one per line) to the input, "
+                                       "parsing it once; line L is written to DIR/L.cu (-o DIR)"),
+                              cl::value_desc("file"), cl::cat(category));
+
+/// --plan-file: every non-empty line that does not start with '#' is a plan;
+/// refusals are reported as PLANFILE:LINE:COL and the rest still applied.
+int runPlanFile(const std::vector<std::string> &args) {
+  auto plans = MemoryBuffer::getFile(planFile);
+  auto input = MemoryBuffer::getFile(inputFile);
+  if (!plans || !input) {
+    WithColor::error(errs(), "cudal1-opt")
+        << "cannot read '" << (plans ? inputFile : planFile) << "'\n";
+    return InputError;
+  }
+  if (outputFile == "-" || sys::fs::create_directories(outputFile)) {
+    WithColor::error(errs(), "cudal1-opt")
+        << "--plan-file needs -o DIR, a directory it can create or write into\n";
+    return UsageError;
+  }
+  // A refusal reads "plan:1:COL: error: ..."; it is reported at the plan's line.
+  auto report = [&](unsigned line, const std::string &msg) {
+    StringRef m(msg);
+    std::string where = planFile + ":" + std::to_string(line) + ":";
+    errs() << (m.consume_front("plan:1:") ? where + m.str() : where + " error: " + msg) << "\n";
+  };
+  std::vector<cudal1::Plan> parsed;
+  std::vector<unsigned> lines;
+  bool refused = false;
+  SmallVector<StringRef> text;
+  (*plans)->getBuffer().split(text, '\n');
+  for (unsigned i = 0; i < text.size(); ++i) {
+    StringRef t = text[i].trim();
+    if (t.empty() || t.starts_with("#"))
+      continue;
+    Expected<cudal1::Plan> p = cudal1::parsePlan(t.str());
+    if (!p) {
+      report(i + 1, toString(p.takeError()));
+      refused = true;
+      continue;
+    }
+    parsed.push_back(std::move(*p));
+    lines.push_back(i + 1);
+  }
+  cudal1::RewriteInput in{inputFile, (*input)->getBuffer().str(), args};
+  Error e = cudal1::applyPlans(in, parsed, [&](size_t i, Expected<std::string> out) {
+    if (!out) {
+      report(lines[i], toString(out.takeError()));
+      refused = true;
+      return;
+    }
+    std::string dst = outputFile + "/" + std::to_string(lines[i]) + ".cu";
+    if (Error w = cudal1::writeFileAtomically(dst, *out)) {
+      report(lines[i], toString(std::move(w)));
+      refused = true;
+    }
+  });
+  if (e) {
+    WithColor::error(errs(), "cudal1-opt") << toString(std::move(e)) << "\n";
+    return InputError;
+  }
+  return refused ? PlanRefused : Ok;
+}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -157,6 +220,7 @@ int main(int argc, char **argv) {
   int modes = (analyze.getNumOccurrences() > 0) + (listTransformsOpt.getNumOccurrences() > 0) +
               (planText.getNumOccurrences() > 0) + (instrument ? 1 : 0) + (tune ? 1 : 0) +
               (emitBundle.getNumOccurrences() > 0) + (importResults.getNumOccurrences() > 0);
+  modes += planFile.getNumOccurrences() > 0;
   if (modes == 0) {
     WithColor::error(errs(), "cudal1-opt")
         << "nothing to do: give --analyze, --list-transforms, --plan, --instrument, --tune, "
@@ -219,6 +283,8 @@ int main(int argc, char **argv) {
   std::vector<std::string> args = cudal1::analysisArgs(userArgs, &notes);
   for (const std::string &n : notes)
     WithColor::note(errs(), "cudal1-opt") << n << "\n";
+  if (planFile.getNumOccurrences())
+    return runPlanFile(args);
 
   std::string out;
   if (analyze.getNumOccurrences()) {

@@ -5,12 +5,16 @@
 
 #include "cudal1/Rewrite/Plan.h"
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 
 #include <string>
 #include <vector>
 
 namespace cudal1 {
+
+class ParsedUnit;
 
 struct RewriteInput {
   std::string file;              ///< path (includes resolve next to it)
@@ -23,7 +27,9 @@ struct RewriteInput {
 /// so line numbers stay those of the input). Any illegal step or
 /// conflicting parameter refuses the whole plan with the reason; nothing is
 /// returned then.
-llvm::Expected<std::string> applyPlan(const RewriteInput &in, const Plan &plan);
+/// `parsedInput`, when given, is a parse of `in` to use for the first step.
+llvm::Expected<std::string> applyPlan(const RewriteInput &in, const Plan &plan,
+                                      ParsedUnit *parsedInput = nullptr);
 
 /// Whether the plan contains an opt-in fast-math step.
 bool planNeedsFastMath(const Plan &plan);
@@ -31,6 +37,13 @@ bool planNeedsFastMath(const Plan &plan);
 /// Per kernel and launch site, the legal transforms and their parameter
 /// spaces (docs/cudal1-opt.md), as JSON or text.
 llvm::Expected<std::string> listTransforms(const RewriteInput &in, bool json);
+
+/// Applies each plan to the same input, as applyPlan would (the same bytes),
+/// parsing the input once for the first steps of all of them; `result` gets
+/// each plan's index and its outcome, in order. Fails only when the input
+/// does not parse.
+llvm::Error applyPlans(const RewriteInput &in, llvm::ArrayRef<Plan> plans,
+                       llvm::function_ref<void(size_t, llvm::Expected<std::string>)> result);
 
 } // namespace cudal1
 
