@@ -620,15 +620,42 @@ void TileShared::applyRegisterBlocking(TransformContext &ctx, Target t, unsigned
   unsigned col = sm.getPresumedColumnNumber(sm.getFileLoc(p.guard->getBeginLoc()));
   std::string in(col - 1, ' '), in2 = in + "  ", in3 = in2 + "  ", in4 = in3 + "  ",
                                 in5 = in4 + "  ";
-  // The head of a loop over a thread's rows, with the y-dependent values of row i.
-  auto rows = [&](const std::string &ind) {
+  // The head of a loop over a thread's rows, with the y-dependent values of
+  // row i that `uses` read (directly or through each other); the tile loads
+  // index the tiles with the row's thread index.
+  auto rows = [&](const std::string &ind, std::vector<const Stmt *> uses, bool forTiles) {
+    std::set<const Decl *> needed;
+    auto collect = [&](const Stmt *st) {
+      forEachStmt(st, [&](const Stmt *c) {
+        if (auto *dre = dyn_cast<DeclRefExpr>(c))
+          needed.insert(dre->getDecl());
+      });
+    };
+    for (const Stmt *u : uses)
+      collect(u);
+    std::vector<const DeclStmt *> emit;
+    for (auto it = redecls.rbegin(); it != redecls.rend(); ++it)
+      if (std::any_of((*it)->decl_begin(), (*it)->decl_end(),
+                      [&](const Decl *d) { return needed.count(d); })) {
+        emit.insert(emit.begin(), *it);
+        collect(*it);
+      }
+    std::string decls;
+    bool usesTy = forTiles;
+    for (const DeclStmt *d : emit)
+      decls += ind + "  " + sub(d) + "\n";
+    for (const Stmt *u : uses)
+      usesTy |= sub(u).find(ty) != std::string::npos;
     std::string h = "#pragma unroll\n" + ind + "for (int cudal1_i = 0; cudal1_i < " + R +
                     "; ++cudal1_i) {\n";
-    h += ind + "  const unsigned " + ty + " = threadIdx.y + " + S + "u * cudal1_i;\n";
-    for (const DeclStmt *d : redecls)
-      h += ind + "  " + sub(d) + "\n";
-    return h;
+    if (usesTy || decls.find(ty) != std::string::npos)
+      h += ind + "  const unsigned " + ty + " = threadIdx.y + " + S + "u * cudal1_i;\n";
+    return h + decls;
   };
+  std::vector<const Stmt *> loads = {p.rowOperand, p.colOperand}, epilogue = p.rest;
+  loads.insert(loads.end(), p.rowChecks.begin(), p.rowChecks.end());
+  loads.insert(loads.end(), p.colChecks.begin(), p.colChecks.end());
+  epilogue.push_back(p.guard->getCond());
   std::string a = "cudal1_tileA", b = "cudal1_tileB";
   std::string prod = p.rowFirst
                          ? a + "[threadIdx.y + " + S + " * cudal1_i][cudal1_k] * cudal1_b"
@@ -640,11 +667,11 @@ void TileShared::applyRegisterBlocking(TransformContext &ctx, Target t, unsigned
   s += in2 + accType + " cudal1_acc[" + R + "];\n";
   s += in2 + "__shared__ " + ta + " " + a + "[" + T + "][" + T + "];\n";
   s += in2 + "__shared__ " + tb + " " + b + "[" + T + "][" + T + "];\n";
-  s += rows(in2);
+  s += rows(in2, {p.accDecl}, false);
   s += in3 + sub(p.accDecl) + "\n";
   s += in3 + "cudal1_acc[cudal1_i] = " + acc + ";\n" + in2 + "}\n";
   s += in2 + "for (int cudal1_t = 0; cudal1_t < " + bound + "; cudal1_t += " + T + ") {\n";
-  s += rows(in3);
+  s += rows(in3, loads, true);
   s += in4 + "{\n" + in5 + "int " + kName + " = cudal1_t + threadIdx.x;\n";
   s += in5 + a + "[" + ty + "][threadIdx.x] = (" + joinChecksFor(ctx, p.rowChecks, ty, bdy) +
        ") && " + kName + " < " + bound + " ? " + sub(p.rowOperand) + " : " + ta + "(0);\n" +
@@ -661,7 +688,7 @@ void TileShared::applyRegisterBlocking(TransformContext &ctx, Target t, unsigned
   s += in5 + "cudal1_acc[cudal1_i] += " + prod + ";\n";
   s += in3 + "}\n";
   s += in3 + "__syncthreads();\n" + in2 + "}\n";
-  s += rows(in2);
+  s += rows(in2, epilogue, false);
   s += in3 + accType + " " + acc + " = cudal1_acc[cudal1_i];\n";
   s += in3 + "if (" + sub(p.guard->getCond()) + ") {\n";
   for (const Stmt *r : p.rest) {

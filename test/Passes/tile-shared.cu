@@ -54,8 +54,6 @@
 // RB2-NEXT:   __shared__ float cudal1_tileB[16][16];
 // RB2-NEXT: #pragma unroll
 // RB2-NEXT:   for (int cudal1_i = 0; cudal1_i < 2; ++cudal1_i) {
-// RB2-NEXT:     const unsigned cudal1_ty = threadIdx.y + 8u * cudal1_i;
-// RB2-NEXT:     int row = blockIdx.y * 16u + cudal1_ty;
 // RB2-NEXT:     float acc = 0.0f;
 // RB2-NEXT:     cudal1_acc[cudal1_i] = acc;
 // RB2-NEXT:   }
@@ -117,8 +115,7 @@ __global__ void matmul(const float *A, const float *B, float *C, int n) {
 // COMPOSED: gemm_nt<<<dim3({{.*}}), dim3(32, 32, 1)>>>
 // RB4-LABEL: __global__ void gemm_nt(
 // RB4:      { // tile-shared(tile=32, rb=4): 32x32 tiles in shared memory; 32x8 threads, each computing 4 outputs (rows threadIdx.y + 8*i)
-// RB4:          const unsigned cudal1_ty = threadIdx.y + 8u * cudal1_i;
-// RB4-NEXT:     int r = blockIdx.y * 32u + cudal1_ty;
+// RB4:        for (int cudal1_i = 0; cudal1_i < 4; ++cudal1_i) {
 // RB4-NEXT:     double s = 0.0;
 // RB4:          cudal1_tileB[cudal1_ty][threadIdx.x] = (c < N) && k < K ? Wt[c * K + k] : double(0);
 // RB4:          const double cudal1_b = cudal1_tileB[cudal1_k][threadIdx.x];
