@@ -10,6 +10,7 @@
 #include "Interchange.h"
 #include "LaunchBounds.h"
 #include "LaunchConfig.h"
+#include "Library.h"
 #include "Restrict.h"
 #include "Streams.h"
 #include "TileShared.h"
@@ -32,6 +33,7 @@ const std::vector<std::unique_ptr<Transform>> &cudal1::allTransforms() {
     v.push_back(std::make_unique<Interchange>());
     v.push_back(std::make_unique<LaunchBounds>());
     v.push_back(std::make_unique<LaunchConfig>());
+    v.push_back(std::make_unique<Library>());
     v.push_back(std::make_unique<Restrict>());
     v.push_back(std::make_unique<Streams>());
     v.push_back(std::make_unique<TileShared>());

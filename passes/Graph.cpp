@@ -51,6 +51,28 @@ public:
 
   template <typename... P, typename... A>
   void launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shmem, A &&...args) {
+    add<NoSide>(nullptr, kernel, grid, block, shmem, std::forward<A>(args)...);
+  }
+
+  // A launch that the streams pass put on a side stream (Cudal1SideStream):
+  // during the capture the side stream forks from the capture stream, so
+  // the graph gets the same fork (and, with join, the same join).
+  template <typename S, typename... P, typename... A>
+  void launchSide(S &side, void (*kernel)(P...), dim3 grid, dim3 block, size_t shmem, A &&...args) {
+    add(&side, kernel, grid, block, shmem, std::forward<A>(args)...);
+  }
+
+  // The side stream's join; replays hold it as a graph edge.
+  template <typename S> void join(S &side) {
+    if (!exec) side.join(capture);
+  }
+
+private:
+  struct NoSide {
+    cudaStream_t fork(cudaStream_t origin) { return origin; }
+  };
+  template <typename S, typename... P, typename... A>
+  void add(S *side, void (*kernel)(P...), dim3 grid, dim3 block, size_t shmem, A &&...args) {
     std::tuple<P...> values(std::forward<A>(args)...);
     std::vector<char> key = keyOf(values, grid, block, shmem);
     if (!exec) {
@@ -59,9 +81,11 @@ public:
         check(cudaStreamBeginCapture(capture, cudaStreamCaptureModeThreadLocal), "capture");
         capturing = true;
       }
-      launchOn(kernel, grid, block, shmem, values, std::index_sequence_for<P...>());
+      cudaStream_t on = capture;
+      if (side) on = side->fork(capture);
+      launchOn(on, kernel, grid, block, shmem, values, std::index_sequence_for<P...>());
       check(cudaGetLastError(), "launch");
-      nodes.push_back(lastNode());
+      nodes.push_back(lastNode(on));
       keys.push_back(key);
     } else {
       if (next >= nodes.size()) fail("more launches than the graph holds");
@@ -73,6 +97,7 @@ public:
     ++next;
   }
 
+public:
   void replay(cudaStream_t stream) {
     if (!exec) {
       check(cudaStreamEndCapture(capture, &graph), "end capture");
@@ -118,9 +143,9 @@ private:
     return b;
   }
   template <typename... P, size_t... I>
-  void launchOn(void (*kernel)(P...), dim3 grid, dim3 block, size_t shmem,
+  void launchOn(cudaStream_t on, void (*kernel)(P...), dim3 grid, dim3 block, size_t shmem,
                 std::tuple<P...> &values, std::index_sequence<I...>) {
-    kernel<<<grid, block, shmem, capture>>>(std::get<I>(values)...);
+    kernel<<<grid, block, shmem, on>>>(std::get<I>(values)...);
   }
   template <typename... P, size_t... I>
   void update(void (*kernel)(P...), dim3 grid, dim3 block, size_t shmem,
@@ -134,15 +159,16 @@ private:
     p.kernelParams = params;
     check(cudaGraphExecKernelNodeSetParams(exec, nodes[next], &p), "update");
   }
-  // The node the last launch added: the capture's only dependency now.
-  cudaGraphNode_t lastNode() {
+  // The node the last launch added: the only dependency of the stream it
+  // was captured on.
+  cudaGraphNode_t lastNode(cudaStream_t on) {
     cudaStreamCaptureStatus status;
     const cudaGraphNode_t *deps = nullptr;
     size_t n = 0;
 #if CUDART_VERSION >= 13000
-    check(cudaStreamGetCaptureInfo(capture, &status, nullptr, nullptr, &deps, nullptr, &n), "capture info");
+    check(cudaStreamGetCaptureInfo(on, &status, nullptr, nullptr, &deps, nullptr, &n), "capture info");
 #else
-    check(cudaStreamGetCaptureInfo(capture, &status, nullptr, nullptr, &deps, &n), "capture info");
+    check(cudaStreamGetCaptureInfo(on, &status, nullptr, nullptr, &deps, &n), "capture info");
 #endif
     if (n != 1) fail("unexpected capture");
     return deps[0];
@@ -174,10 +200,39 @@ std::string text(ASTContext &ast, const Expr *e) { return spelled(ast, e); }
 
 struct Run {
   std::vector<const Stmt *> stmts; ///< the body's statements
-  size_t first = 0, last = 0;      ///< the run of launches: [first, last]
+  size_t first = 0, last = 0;      ///< the run of launches (and joins): [first, last]
   std::vector<const CUDAKernelCallExpr *> launches;
-  std::string stream;              ///< "" for the default stream
+  std::vector<const VarDecl *> sides; ///< per launch: its side stream (streams pass), or null
+  std::vector<const CXXMemberCallExpr *> joins; ///< side-stream joins in the run
+  std::string stream;              ///< the launches' (origin) stream, "" for the default
 };
+
+/// `var.method(origin)` on a Cudal1SideStream that the streams pass
+/// declared: the variable (origin spelled into `origin`), else null.
+const VarDecl *sideStreamCall(ASTContext &ast, const Expr *e, StringRef method,
+                              std::string *origin = nullptr) {
+  auto *mc = dyn_cast_or_null<CXXMemberCallExpr>(e ? e->IgnoreUnlessSpelledInSource() : nullptr);
+  if (!mc || !mc->getMethodDecl() || mc->getMethodDecl()->getName() != method ||
+      mc->getNumArgs() != 1)
+    return nullptr;
+  auto *dre = dyn_cast<DeclRefExpr>(mc->getImplicitObjectArgument()->IgnoreParenImpCasts());
+  auto *vd = dre ? dyn_cast<VarDecl>(dre->getDecl()) : nullptr;
+  const CXXRecordDecl *rd = vd ? vd->getType()->getAsCXXRecordDecl() : nullptr;
+  if (!rd || rd->getName() != "Cudal1SideStream")
+    return nullptr;
+  if (origin)
+    *origin = spelled(ast, mc->getArg(0)->IgnoreUnlessSpelledInSource());
+  return vd;
+}
+
+/// The side stream a launch was put on by the streams pass (its origin
+/// stream spelled into `origin`), or null.
+const VarDecl *launchSide(ASTContext &ast, const CUDAKernelCallExpr *kc, std::string &origin) {
+  const CallExpr *cfg = kc->getConfig();
+  if (cfg->getNumArgs() < 4 || isa<CXXDefaultArgExpr>(cfg->getArg(3)))
+    return nullptr;
+  return sideStreamCall(ast, cfg->getArg(3), "fork", &origin);
+}
 
 /// The run of launches of a loop, or the reason there is none.
 std::string findRun(TransformContext &ctx, unsigned loop, Run &run) {
@@ -198,19 +253,66 @@ std::string findRun(TransformContext &ctx, unsigned loop, Run &run) {
     return "the loop launches no kernel";
   run.first = *std::min_element(at.begin(), at.end());
   run.last = *std::max_element(at.begin(), at.end());
+  // Joins of side streams right after the last launch (error checks between
+  // them and it) belong to the run.
+  for (size_t i = run.last + 1; i < run.stmts.size(); ++i) {
+    if (sideStreamCall(ast, dyn_cast<Expr>(run.stmts[i]), "join"))
+      run.last = i;
+    else if (!isErrorCheck(ast, run.stmts[i]))
+      break;
+  }
+  auto lineOf = [&](const Stmt *s) {
+    const SourceManager &sm = ast.getSourceManager();
+    return std::to_string(sm.getPresumedLineNumber(sm.getFileLoc(s->getBeginLoc())));
+  };
+  // Side streams forked and not yet joined: the capture must end joined.
+  std::vector<const VarDecl *> open;
   for (size_t i = run.first; i <= run.last; ++i) {
     const Stmt *s = run.stmts[i];
     if (auto *kc = dyn_cast<CUDAKernelCallExpr>(s)) {
+      std::string origin;
+      const VarDecl *side = launchSide(ast, kc, origin);
+      if (side && std::find(open.begin(), open.end(), side) != open.end())
+        return "side stream '" + side->getName().str() + "' is forked twice before its join";
+      if (side)
+        open.push_back(side);
       run.launches.push_back(kc);
+      run.sides.push_back(side);
       continue;
     }
+    if (const VarDecl *side = sideStreamCall(ast, dyn_cast<Expr>(s), "join")) {
+      auto it = std::find(open.begin(), open.end(), side);
+      if (it == open.end())
+        return "line " + lineOf(s) + " joins side stream '" + side->getName().str() +
+               "', which no launch of the run forked";
+      open.erase(it);
+      run.joins.push_back(cast<CXXMemberCallExpr>(s));
+      continue;
+    }
+    if (auto *ds = dyn_cast<DeclStmt>(s))
+      for (const Decl *d : ds->decls())
+        if (auto *vd = dyn_cast<VarDecl>(d); vd && vd->getType()->getAsCXXRecordDecl() &&
+                                            vd->getType()->getAsCXXRecordDecl()->getName() ==
+                                                "Cudal1SideStream")
+          return "side stream '" + vd->getName().str() +
+                 "' is declared between the launches (it would be created during the capture)";
     if (!isErrorCheck(ast, s))
-      return "the launches are not one run: line " +
-             std::to_string(ast.getSourceManager().getPresumedLineNumber(
-                 ast.getSourceManager().getFileLoc(s->getBeginLoc()))) +
+      return "the launches are not one run: line " + lineOf(s) +
              " between them does more than check errors";
   }
+  if (!open.empty())
+    return "side stream '" + open.front()->getName().str() +
+           "' is not joined back within the run of launches (the capture must end joined)";
   return "";
+}
+
+/// The stream a launch is ordered on: its origin stream when the streams
+/// pass forked it onto a side stream.
+std::string effectiveStream(TransformContext &ctx, unsigned id) {
+  std::string origin;
+  if (launchSide(ctx.unit.ast(), ctx.unit.launchExpr(id), origin))
+    return isDefaultStream(origin) ? "" : origin;
+  return ctx.model().launches[id].stream;
 }
 
 /// Why one launch cannot go through the helper ("" when it can).
@@ -222,8 +324,19 @@ std::string launchProblem(TransformContext &ctx, const CUDAKernelCallExpr *kc, u
     return at + "the kernel is not known";
   if (kc->getBeginLoc().isMacroID() || kc->getEndLoc().isMacroID())
     return at + "it is written inside a macro";
-  if (kc->HasSideEffects(ast, /*IncludePossibleEffects=*/false))
-    return at + "its arguments have side effects";
+  // The side stream's fork in the configuration is the streams pass's own
+  // (the helper redoes it during the capture); everything else must be pure.
+  const CallExpr *cfg = kc->getConfig();
+  for (unsigned i = 0; i < cfg->getNumArgs(); ++i) {
+    std::string origin;
+    if (i == 3 && launchSide(ast, kc, origin))
+      continue;
+    if (cfg->getArg(i)->HasSideEffects(ast, /*IncludePossibleEffects=*/false))
+      return at + "its configuration has side effects";
+  }
+  for (const Expr *a : kc->arguments())
+    if (a->HasSideEffects(ast, /*IncludePossibleEffects=*/false))
+      return at + "its arguments have side effects";
   const FunctionDecl *k = kc->getDirectCallee();
   if (!k)
     return at + "the kernel is not a named function";
@@ -261,7 +374,7 @@ std::string Graph::legality(TransformContext &ctx, Target t) const {
     unsigned id = hl.launches[i];
     if (std::string why = launchProblem(ctx, run.launches[i], id); !why.empty())
       return why;
-    if (ctx.model().launches[id].stream != ctx.model().launches[hl.launches[0]].stream)
+    if (effectiveStream(ctx, id) != effectiveStream(ctx, hl.launches[0]))
       return "the launches use different streams";
   }
   // 2. Nothing in the loop reads device data on the host (so nothing it
@@ -279,25 +392,35 @@ llvm::Error Graph::apply(TransformContext &ctx, Target t, const PlanStep &) cons
   findRun(ctx, t.loop, run);
   ctx.insertHelperBefore(fd, "Cudal1GraphLoop", helperText);
   std::string var = freshName(ctx, "cudal1Graph");
-  const LaunchSite &first = ctx.model().launches[ctx.model().hostLoops[t.loop].launches[0]];
-  std::string stream = first.stream.empty() ? "0" : first.stream;
+  std::string stream = effectiveStream(ctx, ctx.model().hostLoops[t.loop].launches[0]);
+  if (stream.empty())
+    stream = "0";
   // The graph lives as long as the loop runs.
   ctx.rewriter.InsertTextBefore(loop->getBeginLoc(), "Cudal1GraphLoop " + var + ";  // cudal1 graph\n" +
                                                          indentAt(ast, loop->getBeginLoc()));
-  for (const CUDAKernelCallExpr *kc : run.launches) {
+  for (size_t i = 0; i < run.launches.size(); ++i) {
+    const CUDAKernelCallExpr *kc = run.launches[i];
     const CallExpr *cfg = kc->getConfig();
     auto cfgArg = [&](unsigned i, const char *def) -> std::string {
       if (i >= cfg->getNumArgs() || isa<CXXDefaultArgExpr>(cfg->getArg(i)))
         return def;
       return text(ast, cfg->getArg(i)->IgnoreUnlessSpelledInSource());
     };
-    std::string call = var + ".launch(" + text(ast, kc->getCallee()->IgnoreImpCasts()) + ", " +
-                       cfgArg(0, "1") + ", " + cfgArg(1, "1") + ", " + cfgArg(2, "0");
+    std::string call = var + (run.sides[i] ? ".launchSide(" + run.sides[i]->getName().str() + ", "
+                                           : std::string(".launch(")) +
+                       text(ast, kc->getCallee()->IgnoreImpCasts()) + ", " + cfgArg(0, "1") + ", " +
+                       cfgArg(1, "1") + ", " + cfgArg(2, "0");
     for (const Expr *a : kc->arguments())
       call += ", " + text(ast, a);
     call += ")";
     ctx.rewriter.ReplaceText(statementRange(ast, kc), call);
   }
+  // A side stream's join happens once, in the capture; replays hold it as
+  // an edge of the graph.
+  for (const CXXMemberCallExpr *j : run.joins)
+    ctx.rewriter.ReplaceText(statementRange(ast, j),
+                             var + ".join(" +
+                                 sideStreamCall(ast, j, "join")->getName().str() + ")");
   // Launch the graph right after the run, on the original stream; an
   // unbraced body gets braces.
   const Stmt *last = run.stmts[run.last];

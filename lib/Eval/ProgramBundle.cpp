@@ -44,11 +44,18 @@ Status parseProgramVariant(const std::vector<std::string> &w, size_t first,
   if (Status s = parseVariantHead(w, i, hasId, v.id, v.source, where); !s.ok())
     return s;
   for (; i < w.size(); ++i) {
-    if (w[i] == "fast-math")
+    if (w[i] == "fast-math") {
       v.fastMath = true;
-    else
+    } else if (w[i].rfind("link=", 0) == 0 && w[i].size() > 5 &&
+               w[i].find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                                      "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+-.",
+                                      5) == std::string::npos) {
+      v.links.push_back(w[i].substr(5));
+    } else {
       return makeError(where, ": unexpected '", w[i],
-                       "' (a variant line is: variant ID FILE [fast-math])");
+                       "' (a variant line is: variant ID FILE [fast-math] "
+                       "[link=LIB]...)");
+    }
   }
   return Status::success();
 }
@@ -172,11 +179,17 @@ std::string formatProgramManifest(const ProgramBundle &b) {
     os << "ignore-regex \"" << b.ignoreRegex << "\"\n";
   os << "tolerance rel=" << formatDouble(b.rel) << " abs=" << formatDouble(b.abs)
      << " fast-math-scale=" << formatDouble(b.fastMathScale) << "\n";
+  auto links = [](const ProgramVariant &v) {
+    std::string s;
+    for (const std::string &l : v.links)
+      s += " link=" + l;
+    return s;
+  };
   os << "original " << quoteIfNeeded(b.original.source)
-     << (b.original.fastMath ? " fast-math" : "") << "\n";
+     << (b.original.fastMath ? " fast-math" : "") << links(b.original) << "\n";
   for (const ProgramVariant &v : b.variants)
     os << "variant " << v.id << " " << quoteIfNeeded(v.source)
-       << (v.fastMath ? " fast-math" : "") << "\n";
+       << (v.fastMath ? " fast-math" : "") << links(v) << "\n";
   return os.str();
 }
 

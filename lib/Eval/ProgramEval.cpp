@@ -286,8 +286,11 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
       v.id = all[i].id;
       v.compiler = "program";
       exes[i] = work + "/" + all[i].id + ".exe";
-      ProcessResult p = runProcess(
-          expand(b.build, b.path(all[i].source), exes[i], b.dir), 900);
+      std::vector<std::string> cmd =
+          expand(b.build, b.path(all[i].source), exes[i], b.dir);
+      for (const std::string &l : all[i].links) // after the sources, as ld wants
+        cmd.push_back("-l" + l);
+      ProcessResult p = runProcess(cmd, 900);
       v.compileSeconds = p.seconds;
       if (!(p.exited && p.exitCode == 0)) {
         v.outcome = Outcome::CompileError;

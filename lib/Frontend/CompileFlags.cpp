@@ -162,9 +162,12 @@ TranslatedFlags cudal1::translateCompileFlags(const std::vector<std::string> &in
 }
 
 std::vector<std::string> cudal1::cudaToolchainArgs() {
+  // CUDA 13 keeps CUB, Thrust and libcu++ in include/cccl, which nvcc (not
+  // clang) puts on the include path.
   return {std::string("--cuda-path=") + config::cudaShimPath,
           "-Wno-unknown-cuda-version",
           "-isystem", config::cudaStubInclude,
+          "-isystem", std::string(config::cudaRoot) + "/include/cccl",
           std::string("-resource-dir=") + config::clangResourceDir};
 }
 

@@ -151,6 +151,15 @@ bool cudal1::planNeedsFastMath(const Plan &plan) {
   });
 }
 
+std::vector<std::string> cudal1::planLinks(const Plan &plan) {
+  std::set<std::string> links;
+  for (const PlanStep &s : plan.steps)
+    if (const Transform *t = findTransform(s.transform))
+      for (const std::string &l : t->links())
+        links.insert(l);
+  return std::vector<std::string>(links.begin(), links.end());
+}
+
 llvm::Expected<std::string> cudal1::applyPlan(const RewriteInput &in, const Plan &plan,
                                               ParsedUnit *parsedInput) {
   std::string text = in.code;
@@ -210,7 +219,13 @@ llvm::Expected<std::string> cudal1::applyPlan(const RewriteInput &in, const Plan
     if (const clang::RewriteBuffer *buf = rewriter.getRewriteBufferFor(sm.getMainFileID()))
       text = std::string(buf->begin(), buf->end());
   }
-  return "/* cudal1-opt plan: " + printPlan(plan) + " */ " + text;
+  // Libraries the variant must link are named on the first line too, for
+  // whoever builds it (program bundles carry them as `link=NAME`).
+  std::string links;
+  for (const std::string &l : planLinks(plan))
+    links += " -l" + l;
+  return "/* cudal1-opt plan: " + printPlan(plan) + " */ " +
+         (links.empty() ? "" : "/* cudal1 link:" + links + " */ ") + text;
 }
 
 llvm::Expected<std::string> cudal1::listTransforms(const RewriteInput &in, bool json) {
@@ -242,6 +257,12 @@ llvm::Expected<std::string> cudal1::listTransforms(const RewriteInput &in, bool 
         o["params"] = std::move(params);
         if (t->fastMath())
           o["fast_math"] = true;
+        if (!t->links().empty()) {
+          llvm::json::Array links;
+          for (const std::string &l : t->links())
+            links.push_back(l);
+          o["links"] = std::move(links);
+        }
       } else {
         o["reason"] = why;
       }
@@ -333,7 +354,11 @@ llvm::Expected<std::string> cudal1::listTransforms(const RewriteInput &in, bool 
           }
           os << ")";
         }
-        os << (o.getBoolean("fast_math") ? "  [fast-math]" : "") << "\n";
+        os << (o.getBoolean("fast_math") ? "  [fast-math]" : "");
+        if (const llvm::json::Array *links = o.getArray("links"))
+          for (const llvm::json::Value &l : *links)
+            os << "  [link -l" << l.getAsString().value_or("").str() << "]";
+        os << "\n";
       } else {
         os << "  - " << name << ": " << o.getString("reason")->str() << "\n";
       }

@@ -2,6 +2,7 @@
 #include "cudal1/Tune/ProgramEvaluator.h"
 #include "cudal1/Capture/CaptureFile.h"
 #include "cudal1/Eval/Process.h"
+#include "cudal1/Rewrite/PlanDriver.h"
 
 #include <fstream>
 #include <regex>
@@ -77,7 +78,13 @@ Status writeProgramBundle(const std::string &dir, const ProgramSetup &setup,
   for (const Candidate &c : cands) {
     if (Status s_ = writeText(dir + "/" + c.id + ".cu", c.source); !s_.ok())
     return s_;
-    b.variants.push_back({c.id, c.id + ".cu", c.fastMath});
+    ProgramVariant v{c.id, c.id + ".cu", c.fastMath, {}};
+    // Libraries the plan's steps need (the library pass: cublas).
+    if (llvm::Expected<Plan> plan = parsePlan(c.plan))
+      v.links = planLinks(*plan);
+    else
+      llvm::consumeError(plan.takeError());
+    b.variants.push_back(v);
     bool one = c.kernel < keys.size();
     plans += c.id + "\t" + (one ? keys[c.kernel] : "*") + "\t" +
              (one ? names[c.kernel] : "*") + "\t" + c.plan + "\n";

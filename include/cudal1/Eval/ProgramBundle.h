@@ -20,6 +20,9 @@ struct ProgramVariant {
   std::string id;
   std::string source;    ///< relative to the bundle directory
   bool fastMath = false; ///< compared with the looser tolerance
+  /// Libraries its build links in addition (`-l<name>` appended to the
+  /// build command), e.g. cublas for the library pass.
+  std::vector<std::string> links;
 };
 
 struct ProgramBundle {

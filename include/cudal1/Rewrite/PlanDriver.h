@@ -34,6 +34,9 @@ llvm::Expected<std::string> applyPlan(const RewriteInput &in, const Plan &plan,
 /// Whether the plan contains an opt-in fast-math step.
 bool planNeedsFastMath(const Plan &plan);
 
+/// The libraries the plan's steps need linked (`-l<name>`), sorted, unique.
+std::vector<std::string> planLinks(const Plan &plan);
+
 /// Per kernel and launch site, the legal transforms and their parameter
 /// spaces (docs/cudal1-opt.md), as JSON or text.
 llvm::Expected<std::string> listTransforms(const RewriteInput &in, bool json);

@@ -81,6 +81,8 @@ public:
   virtual Level level() const { return Level::Kernel; }
   /// Plans with this step are verified with the looser fast-math tolerance.
   virtual bool fastMath() const { return false; }
+  /// Libraries a variant with this step must link (`-l<name>`), e.g. cublas.
+  virtual std::vector<std::string> links() const { return {}; }
   /// Why the transform cannot apply at this target ("" when it can).
   virtual std::string legality(TransformContext &ctx, Target t) const = 0;
   /// The parameter values that make sense at a legal target.

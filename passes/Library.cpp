@@ -1,0 +1,789 @@
+// library: the launch of a recognized matrix product kernel becomes a cuBLAS
+// call. Recognition is strict: the kernel is exactly one bounds-checked
+// dot-product loop per output element,
+//   if (row < M && col < N) { T acc = 0; for (int k = 0; k < K; ++k)
+//     acc += A[..] * B[..]; C[row * N + col] = acc | alpha * acc | alpha * acc + beta * C[..]; }
+// (GEMV: one thread per row, `y[r] = ...`), with the index expressions
+// checked by the analysis (normalized affine indices compared as functions
+// of the global thread ids and the loop counter), and the launch's grid
+// proved to cover every output. Row-major C = op(A) op(B) is computed as
+// column-major C^T = op(B)^T op(A)^T.
+#include "Library.h"
+#include "cudal1/Analysis/AffineIndex.h"
+#include "cudal1/Rewrite/HostCode.h"
+#include "cudal1/Rewrite/RewriteUtils.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+#include "clang/Rewrite/Core/Rewriter.h"
+#include "llvm/ADT/StringSwitch.h"
+
+#define DEBUG_TYPE "library"
+
+using namespace clang;
+using namespace cudal1;
+
+namespace {
+
+const char *helperText = R"(#ifndef CUDAL1_CUBLAS
+#define CUDAL1_CUBLAS
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cublas_v2.h>
+// cudal1 library: cuBLAS calls for recognized GEMM/GEMV kernels (link with
+// -lcublas). Matrices are row-major as in the kernels: row-major
+// C (m x n) = op(A) op(B) is column-major C^T = op(B)^T op(A)^T. The handle
+// is created before main, so its one-time set-up stays out of the
+// program's timed regions, and is never destroyed (the CUDA runtime may be
+// torn down first at exit).
+struct Cudal1Cublas {
+  cublasHandle_t handle = nullptr;
+  Cudal1Cublas() { check(cublasCreate(&handle), "cublasCreate"); }
+  static void check(cublasStatus_t s, const char *what) {
+    if (s != CUBLAS_STATUS_SUCCESS) {
+      fprintf(stderr, "cudal1 library: %s failed (cuBLAS status %d)\n", what, (int)s);
+      exit(1);
+    }
+  }
+  static int dim(long long v) {
+    if (v > INT_MAX) {
+      fprintf(stderr, "cudal1 library: dimension %lld is too large for cuBLAS\n", v);
+      exit(1);
+    }
+    return (int)v;
+  }
+  cublasHandle_t on(cudaStream_t stream) {
+    check(cublasSetStream(handle, stream), "cublasSetStream");
+    return handle;
+  }
+};
+static Cudal1Cublas cudal1Cublas;
+
+// C (m x n) = alpha * op(A) op(B) + beta * C; A is m x k (transA: stored
+// k x m), B is k x n (transB: stored n x k), all row-major, C's rows n apart.
+#define CUDAL1_GEMM(T, FN)                                                              \
+  inline void cudal1Gemm(bool transA, bool transB, long long m, long long n, long long k, \
+                         T alpha, const T *a, const T *b, T beta, T *c, cudaStream_t s) { \
+    if (m <= 0 || n <= 0) return;                                                       \
+    if (k < 0) k = 0;                                                                   \
+    int M = Cudal1Cublas::dim(m), N = Cudal1Cublas::dim(n), K = Cudal1Cublas::dim(k);   \
+    int lda = transA ? M : K, ldb = transB ? K : N;                                     \
+    Cudal1Cublas::check(FN(cudal1Cublas.on(s), transB ? CUBLAS_OP_T : CUBLAS_OP_N,      \
+                           transA ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &alpha, b,      \
+                           ldb > 1 ? ldb : 1, a, lda > 1 ? lda : 1, &beta, c, N),       \
+                        #FN);                                                           \
+  }
+CUDAL1_GEMM(float, cublasSgemm)
+CUDAL1_GEMM(double, cublasDgemm)
+#undef CUDAL1_GEMM
+
+// y (m) = alpha * op(A) x + beta * y; A is m x k (transA: stored k x m),
+// row-major, x and y contiguous.
+#define CUDAL1_GEMV(T, FN)                                                              \
+  inline void cudal1Gemv(bool transA, long long m, long long k, T alpha, const T *a,    \
+                         const T *x, T beta, T *y, cudaStream_t s) {                    \
+    if (m <= 0) return;                                                                 \
+    if (k < 0) k = 0;                                                                   \
+    int M = Cudal1Cublas::dim(m), K = Cudal1Cublas::dim(k);                             \
+    if (transA)                                                                         \
+      Cudal1Cublas::check(FN(cudal1Cublas.on(s), CUBLAS_OP_N, M, K, &alpha, a, M, x, 1, \
+                             &beta, y, 1), #FN);                                        \
+    else                                                                                \
+      Cudal1Cublas::check(FN(cudal1Cublas.on(s), CUBLAS_OP_T, K, M, &alpha, a,          \
+                             K > 1 ? K : 1, x, 1, &beta, y, 1), #FN);                   \
+  }
+CUDAL1_GEMV(float, cublasSgemv)
+CUDAL1_GEMV(double, cublasDgemv)
+#undef CUDAL1_GEMV
+#endif
+)";
+
+const char *cubHelperText = R"(#ifndef CUDAL1_CUB_SUM
+#define CUDAL1_CUB_SUM
+#include <cstdio>
+#include <cstdlib>
+#include <cub/device/device_reduce.cuh>
+// cudal1 library: a recognized atomic sum `*out += sum f(x[i])` as a CUB
+// reduction into scratch memory, then one single-thread kernel adds it to
+// *out (stream-ordered, like the atomics it replaces). The scratch (CUB's
+// temporary storage and the partial result) belongs to one call site and
+// grows when needed; it is kept until the program ends.
+struct Cudal1CubScratch {
+  void *memory = nullptr;
+  size_t bytes = 0;
+  void *reserve(size_t need) {
+    if (need > bytes) {
+      if (memory) cudaFree(memory);
+      check(cudaMalloc(&memory, need), "cudaMalloc");
+      bytes = need;
+    }
+    return memory;
+  }
+  static void check(cudaError_t e, const char *what) {
+    if (e != cudaSuccess) {
+      fprintf(stderr, "cudal1 library: %s: %s\n", what, cudaGetErrorString(e));
+      exit(1);
+    }
+  }
+};
+template <typename Out> struct Cudal1AsOut {
+  template <typename In> __host__ __device__ Out operator()(const In &v) const { return (Out)v; }
+};
+template <typename Out> struct Cudal1Square {
+  template <typename In> __host__ __device__ Out operator()(const In &v) const { return (Out)(v * v); }
+};
+template <typename Out> struct Cudal1Plus {
+  __host__ __device__ Out operator()(const Out &a, const Out &b) const { return a + b; }
+};
+template <typename Out> __global__ void cudal1AddInto(Out *out, const Out *value) { *out += *value; }
+template <typename In, typename Out, typename F>
+void cudal1SumInto(Cudal1CubScratch &scratch, const In *x, long long n, Out *out, F f,
+                   cudaStream_t stream) {
+  if (n <= 0) return;
+  using Plus = Cudal1Plus<Out>;
+  size_t temp = 0;
+  Cudal1CubScratch::check(cub::DeviceReduce::TransformReduce(nullptr, temp, x, (Out *)nullptr, n,
+                                                             Plus(), f, Out(0), stream),
+                          "cub::DeviceReduce::TransformReduce");
+  size_t at = (temp + 255) / 256 * 256;
+  char *base = (char *)scratch.reserve(at + sizeof(Out));
+  Out *partial = (Out *)(base + at);
+  Cudal1CubScratch::check(cub::DeviceReduce::TransformReduce(base, temp, x, partial, n, Plus(), f,
+                                                             Out(0), stream),
+                          "cub::DeviceReduce::TransformReduce");
+  cudal1AddInto<<<1, 1, 0, stream>>>(out, partial);
+}
+#endif
+)";
+
+/// What the kernel computes, in terms of its parameters.
+struct Product {
+  bool gemv = false;
+  std::string type;                 ///< float | double
+  const ParmVarDecl *a = nullptr;   ///< the operand indexed by the row (A)
+  const ParmVarDecl *b = nullptr;   ///< the other operand (B, or x for GEMV)
+  const ParmVarDecl *c = nullptr;   ///< the output
+  bool transA = false, transB = false;
+  const ParmVarDecl *m = nullptr, *n = nullptr, *k = nullptr; ///< n unused for GEMV
+  const Expr *alpha = nullptr, *beta = nullptr;               ///< in the kernel; null: 1, 0
+};
+
+const ParmVarDecl *paramOf(const Expr *e) {
+  if (auto *dre = dyn_cast<DeclRefExpr>(e->IgnoreParenImpCasts()))
+    return dyn_cast<ParmVarDecl>(dre->getDecl());
+  return nullptr;
+}
+
+const VarDecl *varOf(const Expr *e) {
+  if (auto *dre = dyn_cast<DeclRefExpr>(e->IgnoreParenImpCasts()))
+    return dyn_cast<VarDecl>(dre->getDecl());
+  return nullptr;
+}
+
+/// A scalar factor: a kernel parameter or a literal.
+bool isScalarFactor(const Expr *e) {
+  e = e->IgnoreParenImpCasts();
+  if (isa<FloatingLiteral>(e) || isa<IntegerLiteral>(e))
+    return true;
+  const ParmVarDecl *p = paramOf(e);
+  return p && p->getType()->isArithmeticType();
+}
+
+/// Whether evaluating `s` may read memory or call a function (the
+/// threadIdx/blockIdx builtins' property getters excepted).
+bool hasMemoryAccess(const Stmt *s) {
+  bool found = false;
+  forEachStmt(s, [&](const Stmt *x) {
+    if (auto *ce = dyn_cast<CallExpr>(x)) {
+      const FunctionDecl *f = ce->getDirectCallee();
+      if (!f || !f->getName().starts_with("__fetch_builtin_"))
+        found = true;
+    } else if (isa<ArraySubscriptExpr>(x) ||
+               (isa<UnaryOperator>(x) && cast<UnaryOperator>(x)->getOpcode() == UO_Deref)) {
+      found = true;
+    }
+  });
+  return found;
+}
+
+/// The model's access at an expression's position (global accesses through
+/// pointer parameters only).
+const MemAccess *accessAt(TransformContext &ctx, const Kernel &k, const Expr *e, AccessKind kind) {
+  const SourceManager &sm = ctx.unit.ast().getSourceManager();
+  SourceLocation at = sm.getFileLoc(e->getBeginLoc());
+  for (const MemAccess &m : k.accesses)
+    if (m.kind == kind && m.pos.line == sm.getPresumedLineNumber(at) &&
+        m.pos.col == sm.getPresumedColumnNumber(at))
+      return &m;
+  return nullptr;
+}
+
+/// Finds the product pattern in kernel `kernel`, or says why it is not one.
+std::string match(TransformContext &ctx, unsigned kernel, Product &p) {
+  ASTContext &ast = ctx.unit.ast();
+  const FunctionDecl *fd = ctx.unit.kernelDecl(kernel);
+  const Kernel &km = ctx.model().kernels[kernel];
+  const char *shape = "not the canonical product 'if (row < M && col < N) { T acc = 0; for (int "
+                      "k = 0; k < K; ++k) acc += A[..] * B[..]; C[..] = acc; }'";
+  auto *body = dyn_cast_or_null<CompoundStmt>(fd->getBody());
+  if (!body || body->body_empty())
+    return shape;
+  if (!km.barriers.empty() || !km.atomics.empty() || !km.shared.empty() || usesWarpIntrinsics(fd))
+    return "the kernel synchronizes, uses atomics or shared memory";
+  // 1. Index declarations (pure integer arithmetic), then one if statement.
+  const IfStmt *guard = nullptr;
+  for (const Stmt *s : body->body()) {
+    if (guard)
+      return std::string(shape) + ": a statement follows the bounds check";
+    if (auto *ds = dyn_cast<DeclStmt>(s)) {
+      for (const Decl *d : ds->decls()) {
+        auto *vd = dyn_cast<VarDecl>(d);
+        if (!vd || !vd->getType()->isIntegerType() || !vd->hasInit() ||
+            hasMemoryAccess(vd->getInit()))
+          return std::string(shape) + ": only integer index declarations may precede the bounds check";
+      }
+      continue;
+    }
+    guard = dyn_cast<IfStmt>(s);
+    if (!guard || guard->getElse() || guard->getInit() || guard->getConditionVariable())
+      return shape;
+  }
+  if (!guard || hasMemoryAccess(guard->getCond()))
+    return shape;
+  // 2. { T acc = 0; for (...) acc += X * Y; Z[..] = F(acc); }
+  auto *then = dyn_cast<CompoundStmt>(guard->getThen());
+  if (!then || then->size() != 3)
+    return std::string(shape) + ": the bounds check must hold exactly the accumulator, the loop "
+                                "and the store";
+  auto *accDecl = dyn_cast<DeclStmt>(then->body_front());
+  auto *loop = dyn_cast<ForStmt>(*(then->body_begin() + 1));
+  auto *store = dyn_cast<BinaryOperator>(then->body_back());
+  const VarDecl *acc =
+      accDecl && accDecl->isSingleDecl() ? dyn_cast<VarDecl>(accDecl->getSingleDecl()) : nullptr;
+  llvm::APFloat zero(0.0);
+  if (!acc || !acc->hasInit() || !loop || !store || store->getOpcode() != BO_Assign)
+    return shape;
+  {
+    Expr::EvalResult r;
+    if (!acc->getInit()->EvaluateAsRValue(r, ast) ||
+        !((r.Val.isFloat() && r.Val.getFloat().isZero()) || (r.Val.isInt() && r.Val.getInt() == 0)))
+      return std::string(shape) + ": the accumulator must start at zero";
+  }
+  p.type = acc->getType().getCanonicalType().getAsString();
+  if (p.type != "float" && p.type != "double")
+    return "the element type is " + p.type + " (cuBLAS: float or double)";
+  auto *init = dyn_cast_or_null<DeclStmt>(loop->getInit());
+  const VarDecl *kv = init && init->isSingleDecl() ? dyn_cast<VarDecl>(init->getSingleDecl()) : nullptr;
+  Expr::EvalResult z;
+  if (!kv || !kv->hasInit() || !kv->getInit()->EvaluateAsInt(z, ast) || z.Val.getInt() != 0)
+    return std::string(shape) + ": the loop must start at 0";
+  auto *cond = dyn_cast_or_null<BinaryOperator>(loop->getCond());
+  auto *inc = dyn_cast_or_null<UnaryOperator>(loop->getInc());
+  if (!cond || cond->getOpcode() != BO_LT || varOf(cond->getLHS()) != kv || !inc ||
+      !inc->isIncrementOp() || varOf(inc->getSubExpr()) != kv)
+    return std::string(shape) + ": the loop must be 'for (int k = 0; k < K; ++k)'";
+  p.k = paramOf(cond->getRHS());
+  if (!p.k || !p.k->getType()->isIntegerType())
+    return "the loop bound must be an integer parameter of the kernel";
+  const Stmt *lb = loop->getBody();
+  if (auto *cs = dyn_cast<CompoundStmt>(lb); cs && cs->size() == 1)
+    lb = cs->body_front();
+  auto *add = dyn_cast<CompoundAssignOperator>(lb);
+  auto *mul = add ? dyn_cast<BinaryOperator>(add->getRHS()->IgnoreParenImpCasts()) : nullptr;
+  if (!add || add->getOpcode() != BO_AddAssign || varOf(add->getLHS()) != acc || !mul ||
+      mul->getOpcode() != BO_Mul)
+    return std::string(shape) + ": the loop body must be 'acc += X[..] * Y[..]'";
+  auto *x = dyn_cast<ArraySubscriptExpr>(mul->getLHS()->IgnoreParenImpCasts());
+  auto *y = dyn_cast<ArraySubscriptExpr>(mul->getRHS()->IgnoreParenImpCasts());
+  auto *out = dyn_cast<ArraySubscriptExpr>(store->getLHS()->IgnoreParenImpCasts());
+  if (!x || !y || !out)
+    return std::string(shape) + ": the operands and the output must be array elements";
+  // The store: acc, alpha * acc, acc * alpha, alpha * acc + beta * C[same].
+  const Expr *rhs = store->getRHS()->IgnoreParenImpCasts();
+  const ArraySubscriptExpr *outRead = nullptr;
+  auto scaled = [&](const Expr *e, const Expr *&factor, auto isValue) {
+    e = e->IgnoreParenImpCasts();
+    if (isValue(e)) {
+      factor = nullptr;
+      return true;
+    }
+    auto *m = dyn_cast<BinaryOperator>(e);
+    if (!m || m->getOpcode() != BO_Mul)
+      return false;
+    if (isValue(m->getRHS()->IgnoreParenImpCasts()) && isScalarFactor(m->getLHS()))
+      factor = m->getLHS()->IgnoreParenImpCasts();
+    else if (isValue(m->getLHS()->IgnoreParenImpCasts()) && isScalarFactor(m->getRHS()))
+      factor = m->getRHS()->IgnoreParenImpCasts();
+    else
+      return false;
+    return true;
+  };
+  auto isAcc = [&](const Expr *e) { return varOf(e) == acc; };
+  auto isOut = [&](const Expr *e) {
+    auto *a = dyn_cast<ArraySubscriptExpr>(e);
+    if (a)
+      outRead = a;
+    return a != nullptr;
+  };
+  const Expr *alpha = nullptr, *beta = nullptr;
+  bool hasBeta = false;
+  if (!scaled(rhs, alpha, isAcc)) {
+    auto *sum = dyn_cast<BinaryOperator>(rhs);
+    if (!sum || sum->getOpcode() != BO_Add || !scaled(sum->getLHS(), alpha, isAcc) ||
+        !scaled(sum->getRHS(), beta, isOut) || !beta)
+      return std::string(shape) + ": the store must be 'C[..] = acc', 'alpha * acc' or "
+                                  "'alpha * acc + beta * C[..]'";
+    hasBeta = true;
+  }
+  p.alpha = alpha;
+  p.beta = beta;
+  // 3. The arrays: distinct pointer parameters of the element type.
+  auto pointerParam = [&](const ArraySubscriptExpr *a) -> const ParmVarDecl * {
+    const ParmVarDecl *pv = paramOf(a->getBase());
+    if (!pv || !pv->getType()->isPointerType() ||
+        pv->getType()->getPointeeType().getUnqualifiedType().getCanonicalType().getAsString() !=
+            p.type)
+      return nullptr;
+    return pv;
+  };
+  const ParmVarDecl *px = pointerParam(x), *py = pointerParam(y), *pc = pointerParam(out);
+  if (!px || !py || !pc || (outRead && pointerParam(outRead) != pc))
+    return "the operands and the output must be pointer parameters of element type " + p.type;
+  if (px == pc || py == pc)
+    return "the output is also an operand";
+  p.c = pc;
+  // 4. The model saw exactly these global accesses (nothing else is read or written).
+  if (km.accesses.size() != (hasBeta ? 4u : 3u) || km.loops.size() != 1)
+    return "the kernel has other global accesses or loops than the product's";
+  const MemAccess *ax = accessAt(ctx, km, x, AccessKind::Read);
+  const MemAccess *ay = accessAt(ctx, km, y, AccessKind::Read);
+  const MemAccess *ac = accessAt(ctx, km, out, AccessKind::Write);
+  const MemAccess *acr = outRead ? accessAt(ctx, km, outRead, AccessKind::Read) : nullptr;
+  if (!ax || !ay || !ac || (outRead && !acr))
+    return "the analysis does not see the product's accesses";
+  // 5. The bounds check: `gY < M && gX < N` (GEMM) or `gX < M` (GEMV).
+  IndexSpace space(ctx.mlir);
+  auto gx = space.parse("blockIdx.x * blockDim.x + threadIdx.x");
+  auto gy = space.parse("blockIdx.y * blockDim.y + threadIdx.y");
+  std::string loopVar = "$k" + std::to_string(km.loops[0].id);
+  const ParmVarDecl *boundX = nullptr, *boundY = nullptr;
+  for (const std::string &g : ac->guards) {
+    size_t lt = g.find(" < ");
+    auto lhs = lt == std::string::npos ? std::nullopt : space.parse(g.substr(0, lt));
+    const ParmVarDecl *bound = nullptr;
+    if (lt != std::string::npos)
+      for (const ParmVarDecl *pv : fd->parameters())
+        if (pv->getName() == g.substr(lt + 3) && pv->getType()->isIntegerType())
+          bound = pv;
+    if (!lhs || !bound)
+      return "bound check '" + g + "' is not 'global id < parameter'";
+    if (sameFunction(*lhs, *gx, space) && !boundX)
+      boundX = bound;
+    else if (sameFunction(*lhs, *gy, space) && !boundY)
+      boundY = bound;
+    else
+      return "bound check '" + g + "' is not on the global x or y thread id";
+  }
+  auto parsed = [&](const MemAccess *m) { return space.parse(m->normalized); };
+  auto is = [&](const MemAccess *m, const std::string &text) {
+    auto e = parsed(m);
+    auto f = space.parse(text);
+    return e && f && !usesOpaque(*e, space) && sameFunction(*e, *f, space);
+  };
+  std::string gX = "(blockIdx.x * blockDim.x + threadIdx.x)";
+  std::string gY = "(blockIdx.y * blockDim.y + threadIdx.y)";
+  std::string K = p.k->getName().str();
+  if (boundX && boundY && ac->guards.size() == 2) {
+    // GEMM: C[gY * N + gX]; A[gY * K + k] or A[k * M + gY]; B[k * N + gX] or B[gX * K + k].
+    std::string M = boundY->getName().str(), N = boundX->getName().str();
+    p.m = boundY, p.n = boundX;
+    if (!is(ac, gY + " * " + N + " + " + gX) || (acr && !is(acr, gY + " * " + N + " + " + gX)))
+      return "the output index is not 'row * " + N + " + col'";
+    auto asA = [&](const MemAccess *m, bool &trans) {
+      if (is(m, gY + " * " + K + " + " + loopVar))
+        return trans = false, true;
+      if (is(m, loopVar + " * " + M + " + " + gY))
+        return trans = true, true;
+      return false;
+    };
+    auto asB = [&](const MemAccess *m, bool &trans) {
+      if (is(m, loopVar + " * " + N + " + " + gX))
+        return trans = false, true;
+      if (is(m, gX + " * " + K + " + " + loopVar))
+        return trans = true, true;
+      return false;
+    };
+    if (asA(ax, p.transA) && asB(ay, p.transB))
+      p.a = px, p.b = py;
+    else if (asA(ay, p.transA) && asB(ax, p.transB))
+      p.a = py, p.b = px;
+    else
+      return "the operand indices are not those of a row-major product (A[row * K + k] or "
+             "A[k * M + row], B[k * N + col] or B[col * K + k])";
+    return "";
+  }
+  if (boundX && !boundY && ac->guards.size() == 1) {
+    // GEMV: y[gX]; A[gX * K + k] or A[k * M + gX]; x[k].
+    std::string M = boundX->getName().str();
+    p.gemv = true;
+    p.m = boundX;
+    if (!is(ac, gX) || (acr && !is(acr, gX)))
+      return "the output index is not the global thread id";
+    auto asA = [&](const MemAccess *m, bool &trans) {
+      if (is(m, gX + " * " + K + " + " + loopVar))
+        return trans = false, true;
+      if (is(m, loopVar + " * " + M + " + " + gX))
+        return trans = true, true;
+      return false;
+    };
+    if (asA(ax, p.transA) && is(ay, loopVar))
+      p.a = px, p.b = py;
+    else if (asA(ay, p.transA) && is(ax, loopVar))
+      p.a = py, p.b = px;
+    else
+      return "the operand indices are not those of a row-major matrix-vector product "
+             "(A[r * K + k] or A[k * M + r], x[k])";
+    return "";
+  }
+  return "the bounds check must be 'row < M && col < N' (GEMM) or 'r < M' (GEMV) on global "
+         "thread ids";
+}
+
+/// A recognized atomic sum: `if (gX < n) atomicAdd(out, f(x[gX]))`.
+struct Sum {
+  const ParmVarDecl *x = nullptr, *out = nullptr, *n = nullptr;
+  std::string outType;
+  std::string transform; ///< Cudal1AsOut or Cudal1Square
+};
+
+std::string matchSum(TransformContext &ctx, unsigned kernel, Sum &p) {
+  const FunctionDecl *fd = ctx.unit.kernelDecl(kernel);
+  const Kernel &km = ctx.model().kernels[kernel];
+  const char *shape = "not a GEMM/GEMV or the canonical atomic sum 'int i = blockIdx.x * "
+                      "blockDim.x + threadIdx.x; if (i < n) atomicAdd(out, x[i]);'";
+  auto *body = dyn_cast_or_null<CompoundStmt>(fd->getBody());
+  if (!body || body->body_empty())
+    return shape;
+  if (!km.barriers.empty() || !km.shared.empty() || !km.loops.empty() || km.atomics.size() != 1 ||
+      usesWarpIntrinsics(fd))
+    return shape;
+  const IfStmt *guard = nullptr;
+  for (const Stmt *s : body->body()) {
+    if (guard)
+      return shape;
+    if (auto *ds = dyn_cast<DeclStmt>(s)) {
+      for (const Decl *d : ds->decls()) {
+        auto *vd = dyn_cast<VarDecl>(d);
+        if (!vd || !vd->getType()->isIntegerType() || !vd->hasInit() ||
+            hasMemoryAccess(vd->getInit()))
+          return shape;
+      }
+      continue;
+    }
+    guard = dyn_cast<IfStmt>(s);
+    if (!guard || guard->getElse() || guard->getInit() || guard->getConditionVariable() ||
+        hasMemoryAccess(guard->getCond()))
+      return shape;
+  }
+  if (!guard)
+    return shape;
+  const Stmt *then = guard->getThen();
+  if (auto *cs = dyn_cast<CompoundStmt>(then); cs && cs->size() == 1)
+    then = cs->body_front();
+  auto *call = dyn_cast<CallExpr>(then);
+  if (!call || calleeName(call) != "atomicAdd" || call->getNumArgs() != 2)
+    return shape;
+  p.out = paramOf(call->getArg(0));
+  if (!p.out || !p.out->getType()->isPointerType())
+    return "the atomic sum's target must be a pointer parameter";
+  p.outType = p.out->getType()->getPointeeType().getUnqualifiedType().getCanonicalType().getAsString();
+  // f(x[i]): x[i], (T)x[i] or x[i] * x[i].
+  const Expr *v = call->getArg(1)->IgnoreParenImpCasts();
+  p.transform = "Cudal1AsOut";
+  if (auto *c = dyn_cast<ExplicitCastExpr>(v))
+    v = c->getSubExpr()->IgnoreParenImpCasts();
+  std::vector<const ArraySubscriptExpr *> reads;
+  if (auto *m = dyn_cast<BinaryOperator>(v); m && m->getOpcode() == BO_Mul) {
+    auto *l = dyn_cast<ArraySubscriptExpr>(m->getLHS()->IgnoreParenImpCasts());
+    auto *r = dyn_cast<ArraySubscriptExpr>(m->getRHS()->IgnoreParenImpCasts());
+    if (!l || !r)
+      return shape;
+    reads = {l, r};
+    p.transform = "Cudal1Square";
+  } else if (auto *a = dyn_cast<ArraySubscriptExpr>(v)) {
+    reads = {a};
+  } else {
+    return "the summand must be x[i], (T)x[i] or x[i] * x[i]";
+  }
+  p.x = paramOf(reads[0]->getBase());
+  for (const ArraySubscriptExpr *r : reads)
+    if (!p.x || paramOf(r->getBase()) != p.x || !p.x->getType()->isPointerType())
+      return "the summand must read one pointer parameter";
+  if (p.x == p.out)
+    return "the sum's input is also its target";
+  // The model: x read at the global id, the target at index 0, nothing else.
+  if (km.accesses.size() != reads.size() + 2)
+    return "the kernel has other global accesses than the sum's";
+  IndexSpace space(ctx.mlir);
+  auto gx = space.parse("blockIdx.x * blockDim.x + threadIdx.x");
+  const ParmVarDecl *bound = nullptr;
+  for (const MemAccess &m : km.accesses) {
+    auto e = space.parse(m.normalized);
+    if (!e || usesOpaque(*e, space))
+      return "the analysis cannot read index '" + m.index + "'";
+    if (m.param == p.out->getName() && m.atomic) {
+      if (!sameFunction(*e, *space.parse("0"), space))
+        return "the atomic target is not out[0]";
+      continue;
+    }
+    if (m.param != p.x->getName() || m.kind != AccessKind::Read || !sameFunction(*e, *gx, space))
+      return "the summand does not read x at the global thread id";
+    if (m.guards.size() != 1)
+      return "the bounds check must be one comparison 'i < n'";
+    const std::string &g = m.guards[0];
+    size_t lt = g.find(" < ");
+    auto lhs = lt == std::string::npos ? std::nullopt : space.parse(g.substr(0, lt));
+    const ParmVarDecl *b = nullptr;
+    if (lt != std::string::npos)
+      for (const ParmVarDecl *pv : fd->parameters())
+        if (pv->getName() == g.substr(lt + 3) && pv->getType()->isIntegerType())
+          b = pv;
+    if (!lhs || !b || !sameFunction(*lhs, *gx, space) || (bound && bound != b))
+      return "bound check '" + g + "' is not 'global id < parameter'";
+    bound = b;
+  }
+  p.n = bound;
+  if (!p.n)
+    return shape;
+  static const char *types[] = {"float", "double", "int", "unsigned int", "long long",
+                                "unsigned long long"};
+  if (std::find(std::begin(types), std::end(types), p.outType) == std::end(types))
+    return "the sum's type is " + p.outType;
+  return "";
+}
+
+/// The value of a compile-time integer: a literal, a const variable, or a
+/// component of a dim3 variable initialised with constants (`block.x`).
+std::optional<int64_t> constValue(ASTContext &ast, const Expr *e) {
+  e = e->IgnoreParenImpCasts();
+  Expr::EvalResult r;
+  if (e->EvaluateAsInt(r, ast))
+    return r.Val.getInt().getExtValue();
+  auto *me = dyn_cast<MemberExpr>(e);
+  if (!me)
+    return std::nullopt;
+  const VarDecl *vd = varOf(me->getBase());
+  if (!vd || !vd->hasInit() || vd->getType().getAsString().find("dim3") == std::string::npos)
+    return std::nullopt;
+  unsigned comp = llvm::StringSwitch<unsigned>(me->getMemberDecl()->getName())
+                      .Case("x", 0).Case("y", 1).Case("z", 2).Default(3);
+  auto *ce = dyn_cast<CXXConstructExpr>(vd->getInit()->IgnoreUnlessSpelledInSource());
+  if (!ce || comp >= ce->getNumArgs())
+    return comp < 3 ? std::optional<int64_t>(1) : std::nullopt;
+  if (isa<CXXDefaultArgExpr>(ce->getArg(comp)))
+    return 1;
+  return constValue(ast, ce->getArg(comp));
+}
+
+/// Component `d` of a dim3 configuration argument, as written.
+const Expr *dimComponent(const Expr *cfg, unsigned d) {
+  const Expr *s = cfg->IgnoreUnlessSpelledInSource();
+  if (auto *dre = dyn_cast<DeclRefExpr>(s))
+    if (auto *vd = dyn_cast<VarDecl>(dre->getDecl()); vd && vd->hasInit())
+      s = vd->getInit()->IgnoreUnlessSpelledInSource();
+  if (auto *ce = dyn_cast<CXXConstructExpr>(s)) {
+    if (d < ce->getNumArgs() && !isa<CXXDefaultArgExpr>(ce->getArg(d)))
+      return ce->getArg(d);
+    return nullptr; // defaulted: 1
+  }
+  return d == 0 ? s : nullptr;
+}
+
+std::string stripped(ASTContext &ast, const Expr *e) {
+  std::string s = spelled(ast, e->IgnoreParenImpCasts());
+  std::string out;
+  for (char c : s)
+    if (c != ' ' && c != '(' && c != ')')
+      out += c;
+  return out;
+}
+
+/// Whether grid component `d` times block component `d` covers `bound`:
+/// the grid is `(X + b - 1) / b` (or `(X + (b - 1)) / b`) with b the block's
+/// size in d and X the launch argument bound to the kernel's bound.
+std::string covers(TransformContext &ctx, unsigned launch, unsigned d, const Expr *bound) {
+  ASTContext &ast = ctx.unit.ast();
+  const char *dn[] = {"x", "y", "z"};
+  std::string why = std::string("cannot prove the grid covers every output in ") + dn[d] +
+                    " (expected grid." + dn[d] + " = (" + spelled(ast, bound) + " + b - 1) / b " +
+                    "with b the block's constant size)";
+  const Expr *blockArg = launchConfigArg(ctx, launch, 1);
+  const Expr *gridArg = launchConfigArg(ctx, launch, 0);
+  if (!blockArg || !gridArg)
+    return why;
+  const Expr *bc = dimComponent(blockArg, d);
+  std::optional<int64_t> b = bc ? constValue(ast, bc) : std::optional<int64_t>(1);
+  const Expr *gc = dimComponent(gridArg, d);
+  if (!b || !gc)
+    return why;
+  auto *div = dyn_cast<BinaryOperator>(gc->IgnoreParenImpCasts());
+  if (!div || div->getOpcode() != BO_Div || constValue(ast, div->getRHS()) != b)
+    return why;
+  // Numerator: X + c with c == b - 1, or (X + c1) - c2 with c1 - c2 == b - 1.
+  auto *num = dyn_cast<BinaryOperator>(div->getLHS()->IgnoreParenImpCasts());
+  const Expr *x = nullptr;
+  if (num && num->getOpcode() == BO_Add && constValue(ast, num->getRHS()) == *b - 1) {
+    x = num->getLHS();
+  } else if (num && num->getOpcode() == BO_Sub) {
+    auto *inner = dyn_cast<BinaryOperator>(num->getLHS()->IgnoreParenImpCasts());
+    auto c2 = constValue(ast, num->getRHS());
+    auto c1 = inner && inner->getOpcode() == BO_Add ? constValue(ast, inner->getRHS()) : std::nullopt;
+    if (c1 && c2 && *c1 - *c2 == *b - 1)
+      x = inner->getLHS();
+  }
+  if (!x || stripped(ast, x) != stripped(ast, bound))
+    return why;
+  return "";
+}
+
+/// The launch argument bound to a kernel parameter.
+const Expr *argFor(const CUDAKernelCallExpr *kc, const ParmVarDecl *p) {
+  return p->getFunctionScopeIndex() < kc->getNumArgs() ? kc->getArg(p->getFunctionScopeIndex())
+                                                        : nullptr;
+}
+
+/// A kernel-side scalar (alpha or beta) as host text: the launch argument
+/// of a parameter, or the literal; `def` when absent.
+std::string scalarText(ASTContext &ast, const CUDAKernelCallExpr *kc, const Expr *e,
+                       const char *def) {
+  if (!e)
+    return def;
+  if (const ParmVarDecl *p = paramOf(e))
+    return "(" + spelled(ast, argFor(kc, p)) + ")";
+  return spelled(ast, e);
+}
+
+std::string launchChecks(TransformContext &ctx, unsigned launch, Product &p, Sum &sum,
+                         bool &isSum) {
+  isSum = false;
+  ASTContext &ast = ctx.unit.ast();
+  const LaunchSite &l = ctx.model().launches[launch];
+  const CUDAKernelCallExpr *kc = ctx.unit.launchExpr(launch);
+  const FunctionDecl *fd = ctx.unit.launchFunction(launch);
+  if (fd->isTemplateInstantiation() || fd->getTemplatedKind() != FunctionDecl::TK_NonTemplate)
+    return "the launch is in a function template (one edit for every instantiation)";
+  if (kc->getBeginLoc().isMacroID() || kc->getEndLoc().isMacroID())
+    return "the launch is written inside a macro";
+  if (!isa_and_nonnull<CompoundStmt>(parentStmt(ast, kc)))
+    return "the launch is not a statement of a block";
+  if (l.kernelIndex < 0)
+    return "the kernel is not known";
+  if (std::string why = match(ctx, l.kernelIndex, p); !why.empty()) {
+    // Not a product: an atomic sum? Report the product's reason unless the
+    // kernel is an atomic sum of some shape.
+    sum = Sum();
+    std::string sumWhy = matchSum(ctx, l.kernelIndex, sum);
+    if (!sumWhy.empty())
+      return ctx.model().kernels[l.kernelIndex].atomics.empty() ? why : sumWhy;
+    isSum = true;
+  }
+  if (kc->getNumArgs() != kc->getDirectCallee()->getNumParams())
+    return "default arguments are used";
+  for (const Expr *a : kc->arguments())
+    if (a->HasSideEffects(ast, /*IncludePossibleEffects=*/false))
+      return "the launch's arguments have side effects";
+  const CallExpr *cfg = kc->getConfig();
+  for (const Expr *a : cfg->arguments())
+    if (a->HasSideEffects(ast, /*IncludePossibleEffects=*/false))
+      return "the launch's configuration has side effects";
+  if (isSum) {
+    // Each thread adds once: a grid or block with y or z > 1 adds each
+    // element several times.
+    for (unsigned which = 0; which < 2; ++which)
+      for (unsigned d = 1; d < 3; ++d) {
+        const Expr *cfgArg = launchConfigArg(ctx, launch, which);
+        const Expr *c = cfgArg ? dimComponent(cfgArg, d) : nullptr;
+        if (c && constValue(ast, c) != 1)
+          return "the launch's grid or block is not one-dimensional";
+      }
+    const VarDecl *ov = pointerBaseVar(argFor(kc, sum.out));
+    if (!ov || ov == pointerBaseVar(argFor(kc, sum.x)))
+      return "the sum's target argument is not a variable distinct from its input";
+    return covers(ctx, launch, 0, argFor(kc, sum.n));
+  }
+  // The output must not be an operand under another name we can see.
+  const VarDecl *cv = pointerBaseVar(argFor(kc, p.c));
+  if (!cv || cv == pointerBaseVar(argFor(kc, p.a)) || cv == pointerBaseVar(argFor(kc, p.b)))
+    return "the output argument is not a variable distinct from the operands";
+  if (p.gemv)
+    return covers(ctx, launch, 0, argFor(kc, p.m));
+  if (std::string why = covers(ctx, launch, 0, argFor(kc, p.n)); !why.empty())
+    return why;
+  return covers(ctx, launch, 1, argFor(kc, p.m));
+}
+
+/// Replaces the launch expression by `call` and puts `note` after its ';'.
+void replaceLaunch(ASTContext &ast, Rewriter &rw, const CUDAKernelCallExpr *kc,
+                   const std::string &call, const std::string &note) {
+  CharSourceRange r = statementRange(ast, kc);
+  rw.ReplaceText(r, call);
+  SourceLocation semi = Lexer::findLocationAfterToken(
+      r.getEnd().getLocWithOffset(-1), tok::semi, ast.getSourceManager(), ast.getLangOpts(),
+      /*SkipTrailingWhitespaceAndNewLine=*/false);
+  if (semi.isValid())
+    rw.InsertTextAfter(semi, note);
+}
+
+} // namespace
+
+std::string Library::legality(TransformContext &ctx, Target t) const {
+  Product p;
+  Sum sum;
+  bool isSum;
+  return launchChecks(ctx, t.launch, p, sum, isSum);
+}
+
+llvm::Error Library::apply(TransformContext &ctx, Target t, const PlanStep &) const {
+  ASTContext &ast = ctx.unit.ast();
+  const LaunchSite &l = ctx.model().launches[t.launch];
+  const CUDAKernelCallExpr *kc = ctx.unit.launchExpr(t.launch);
+  Product p;
+  Sum sum;
+  bool isSum;
+  launchChecks(ctx, t.launch, p, sum, isSum);
+  auto arg = [&](const ParmVarDecl *pv) { return spelled(ast, argFor(kc, pv)); };
+  std::string stream = l.stream.empty() ? "0" : l.stream;
+  std::string was = " /* cudal1 library: was " + kc->getDirectCallee()->getNameAsString() +
+                    "<<<...>>> */";
+  if (isSum) {
+    ctx.insertHelperBefore(ctx.unit.launchFunction(t.launch), "Cudal1CubScratch", cubHelperText);
+    std::string var = freshName(ctx, "cudal1Cub");
+    std::string indent = indentAt(ast, kc->getBeginLoc());
+    replaceLaunch(ast, ctx.rewriter, kc,
+                  "static Cudal1CubScratch " + var + ";  // cudal1 library\n" + indent +
+                      "cudal1SumInto(" + var + ", " + arg(sum.x) + ", " + arg(sum.n) + ", " +
+                      arg(sum.out) + ", " + sum.transform + "<" + sum.outType + ">(), " + stream +
+                      ")",
+                  was);
+    return llvm::Error::success();
+  }
+  ctx.insertHelperBefore(ctx.unit.launchFunction(t.launch), "Cudal1Cublas", helperText);
+  std::string type = p.type;
+  std::string alpha = "(" + type + ")" + scalarText(ast, kc, p.alpha, "1");
+  std::string beta = "(" + type + ")" + scalarText(ast, kc, p.beta, "0");
+  std::string call;
+  if (p.gemv)
+    call = "cudal1Gemv(" + std::string(p.transA ? "true" : "false") + ", " + arg(p.m) + ", " +
+           arg(p.k) + ", " + alpha + ", " + arg(p.a) + ", " + arg(p.b) + ", " + beta + ", " +
+           arg(p.c) + ", " + stream + ")";
+  else
+    call = "cudal1Gemm(" + std::string(p.transA ? "true" : "false") + ", " +
+           (p.transB ? "true" : "false") + ", " + arg(p.m) + ", " + arg(p.n) + ", " + arg(p.k) +
+           ", " + alpha + ", " + arg(p.a) + ", " + arg(p.b) + ", " + beta + ", " + arg(p.c) +
+           ", " + stream + ")";
+  replaceLaunch(ast, ctx.rewriter, kc, call, was);
+  return llvm::Error::success();
+}
