@@ -4,6 +4,7 @@
 #include "cudal1/Eval/Bundle.h"
 #include "cudal1/Eval/Verify.h"
 
+#include <cctype>
 #include <cstdlib>
 #include <regex>
 #include <set>
@@ -47,6 +48,7 @@ Status parseProgramVariant(const std::vector<std::string> &w, size_t first,
     if (w[i] == "fast-math") {
       v.fastMath = true;
     } else if (w[i].rfind("link=", 0) == 0 && w[i].size() > 5 &&
+               std::isalnum(static_cast<unsigned char>(w[i][5])) && // no options
                w[i].find_first_not_of("abcdefghijklmnopqrstuvwxyz"
                                       "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+-.",
                                       5) == std::string::npos) {
