@@ -67,7 +67,7 @@ std::vector<Op> diffLines(const std::vector<StringRef> &a,
 
   std::vector<Op> middle;
   long max = n + m, off = max + 1;
-  constexpr size_t kMaxTrace = 1u << 25;
+  constexpr size_t kMaxTrace = size_t(1) << 22; // 32 MiB of trace
   std::vector<std::vector<long>> trace;
   std::vector<long> v(size_t(2 * max + 3), 0);
   bool found = max == 0;
@@ -262,8 +262,8 @@ std::string timingPlotFor(PageState &st, const ReportKernel &k) {
   orig.medianMs = medianOf(origTimes);
   orig.note = batches.size() == 1
                   ? "baseline"
-                  : "baseline, " + std::to_string(batches.size()) +
-                        " evaluations pooled";
+                  : "baseline (" + std::to_string(batches.size()) +
+                        " evaluations)";
   rows.push_back(orig);
   for (const ReportVariant &v : k.variants) {
     if (!v.timed)
@@ -760,8 +760,10 @@ std::string renderReport(const ReportData &d) {
 
   // Diff.
   body += "<section id=\"diff\"><h2>Source diff</h2>\n";
-  std::string diff = unifiedDiff(d.originalSource, d.tunedSource,
-                                 "a/" + d.sourceFile, "b/" + d.outputFile);
+  std::string diff = unifiedDiff(
+      d.originalSource, d.tunedSource, d.sourceFile + " (original)",
+      (d.outputFile == "-" ? std::string("standard output") : d.outputFile) +
+          " (tuned)");
   if (diff.empty())
     body += "<p class=\"note\">The output is the original, unchanged.</p>\n";
   else

@@ -2,6 +2,7 @@
 // tuner's result types only; it calls nothing in lib/Tune.
 #include "cudal1/Report/TuneReport.h"
 
+#include <cstdint>
 #include <set>
 
 namespace cudal1 {

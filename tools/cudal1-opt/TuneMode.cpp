@@ -3,13 +3,17 @@
 #include "TuneMode.h"
 
 #include "cudal1/Eval/Bundle.h"
+#include "cudal1/Eval/Process.h"
 #include "cudal1/Eval/Results.h"
+#include "cudal1/Report/TuneReport.h"
 #include "cudal1/Support/AtomicFile.h"
 #include "cudal1/Tune/ProgramEvaluator.h"
 #include "cudal1/Tune/Tuner.h"
 #include "cudal1/TuneDB/TuneDB.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -139,8 +143,62 @@ void printSummary(const TuneResult &r) {
   os << "speedups are of the whole program's measured time with the plan applied\n";
 }
 
+/// What the report needs beyond the tuner's result.
+struct ReportContext {
+  std::string date;
+  std::string timeRegex;
+  VariantResult original; ///< its roofline floor
+  std::optional<RooflineCeilings> ceilings;
+};
+
+ReportData makeReport(const RewriteInput &in, const TuneModeOptions &o,
+                      const TuneSpace &space, const TuneResult &r,
+                      const ReportContext &ctx, const std::string &tuned) {
+  ReportData d;
+  d.sourceFile = in.file;
+  d.outputFile = o.outputFile;
+  d.mode = o.mode == TuneModeOptions::Tune ? "--tune"
+                                           : "--import-results " + o.bundleDir;
+  d.date = ctx.date;
+  d.programTimes = !ctx.timeRegex.empty();
+  d.timeSource =
+      d.programTimes
+          ? "the program's own report of its GPU time (time regex '" +
+                ctx.timeRegex + "'), median of bucket averages over "
+                                "interleaved rounds"
+          : "whole-process wall time (no time regex), median of bucket "
+            "averages over interleaved rounds";
+  addTuneResult(d, space, r);
+  d.originalSource = in.code;
+  d.tunedSource = tuned;
+  const VariantResult &orig = ctx.original;
+  d.floor.known = orig.haveFloor;
+  d.floor.bytes = orig.floorBytes;
+  d.floor.flops = orig.floorFlops;
+  if (!orig.floorDtype.empty())
+    d.floor.dtype = orig.floorDtype;
+  d.ceilings = ctx.ceilings;
+  if (!d.ceilings)
+    d.ceilings = nominalCeilings(r.gpu);
+  if (!d.ceilings)
+    d.ceilingsNote = "no ceilings are known for the GPU '" +
+                     (r.gpu.empty() ? std::string("unknown") : r.gpu) +
+                     "': pass --report-ceilings FILE with the output of "
+                     "bench/roofline/ceilings run on it";
+  return d;
+}
+
+/// The report must not replace the input or the tuned output.
+bool sameFile(const std::string &a, const std::string &b) {
+  if (a == b)
+    return true;
+  bool eq = false;
+  return !sys::fs::equivalent(a, b, eq) && eq;
+}
+
 int finish(const RewriteInput &in, const TuneModeOptions &o,
-           const TuneSpace &space, const TuneResult &r) {
+           const TuneSpace &space, const TuneResult &r,
+           const ReportContext &ctx) {
   printSummary(r);
   if (!o.dbPath.empty()) {
     if (llvm::Error e = recordAll(o.dbPath, space, r, o.arch)) {
@@ -160,6 +218,14 @@ int finish(const RewriteInput &in, const TuneModeOptions &o,
     }
     text = std::move(*v);
   }
+  if (!o.reportFile.empty()) {
+    if (llvm::Error e = writeReport(
+            o.reportFile, makeReport(in, o, space, r, ctx, text))) {
+      error() << "writing the report: " << toString(std::move(e)) << "\n";
+      return InputError;
+    }
+    outs() << "report written to " << o.reportFile << "\n";
+  }
   if (o.outputFile != "-" || !r.finalPlan.empty())
     if (llvm::Error e = writeFileAtomically(o.outputFile, text)) {
       error() << toString(std::move(e)) << "\n";
@@ -171,6 +237,33 @@ int finish(const RewriteInput &in, const TuneModeOptions &o,
 } // namespace
 
 int runTuneMode(const RewriteInput &in, const TuneModeOptions &o) {
+  ReportContext ctx;
+  if (!o.reportFile.empty()) {
+    // Checked before tuning, which takes long.
+    if (o.reportFile == "-" || sameFile(o.reportFile, in.file) ||
+        (o.outputFile != "-" && sameFile(o.reportFile, o.outputFile))) {
+      error() << "--report " << o.reportFile
+              << ": needs a file of its own (not standard output, the input "
+                 "or -o)\n";
+      return UsageError;
+    }
+    if (!o.reportCeilings.empty()) {
+      ErrorOr<std::unique_ptr<MemoryBuffer>> buf =
+          MemoryBuffer::getFile(o.reportCeilings);
+      if (!buf) {
+        error() << "cannot read '" << o.reportCeilings
+                << "': " << buf.getError().message() << "\n";
+        return InputError;
+      }
+      llvm::Expected<RooflineCeilings> c =
+          parseCeilings((*buf)->getBuffer(), o.reportCeilings);
+      if (!c) {
+        error() << toString(c.takeError()) << "\n";
+        return InputError;
+      }
+      ctx.ceilings = *c;
+    }
+  }
   std::unique_ptr<SearchStrategy> strategy = makeStrategy(o.strategy, o.seed);
   if (!strategy) {
     error() << "--strategy=" << o.strategy
@@ -257,7 +350,12 @@ int runTuneMode(const RewriteInput &in, const TuneModeOptions &o) {
     tuner.absorb(cands, results);
     TuneResult r = tuner.summary();
     r.gpu = res->gpu;
-    return finish(in, o, *space, r);
+    ctx.date = res->date;
+    ctx.original = orig;
+    if (cudal1::Expected<ProgramBundle> b = readProgramBundle(o.bundleDir);
+        b.ok())
+      ctx.timeRegex = b->timeRegex;
+    return finish(in, o, *space, r, ctx);
   }
 
   std::string gpu = queryGpuName();
@@ -276,7 +374,10 @@ int runTuneMode(const RewriteInput &in, const TuneModeOptions &o) {
     error() << toString(r.takeError()) << "\n";
     return InputError;
   }
-  return finish(in, o, *space, *r);
+  ctx.date = utcTimestamp();
+  ctx.timeRegex = setup.timeRegex;
+  ctx.original = ev.lastOriginal();
+  return finish(in, o, *space, *r, ctx);
 }
 
 } // namespace cudal1

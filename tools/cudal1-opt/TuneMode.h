@@ -25,6 +25,8 @@ struct TuneModeOptions {
   double relTol = 1e-4;
   std::string outputFile = "-";
   std::string arch = "sm_90";
+  std::string reportFile;     ///< empty: no HTML report (docs/Report.md)
+  std::string reportCeilings; ///< bench/roofline/ceilings output; empty: nominal
 };
 
 /// Returns the process exit code (the same codes as the other modes).

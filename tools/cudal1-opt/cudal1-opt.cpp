@@ -84,6 +84,14 @@ cl::opt<std::string> ignoreRegex("ignore-regex",
 cl::opt<double> relTol("rel-tol",
                        cl::desc("Relative tolerance on the numbers a variant prints (default 1e-4)"),
                        cl::init(1e-4), cl::cat(category));
+cl::opt<std::string> reportFile("report",
+                                cl::desc("With --tune or --import-results: write an HTML "
+                                         "report of the tuning (docs/Report.md)"),
+                                cl::value_desc("file.html"), cl::cat(category));
+cl::opt<std::string> reportCeilings("report-ceilings",
+                                    cl::desc("The output of bench/roofline/ceilings on the "
+                                             "tuning GPU, for the report's roofline"),
+                                    cl::value_desc("file"), cl::cat(category));
 cl::opt<std::string> outputFile("o", cl::desc("Output file (default: standard output)"),
                                 cl::value_desc("file"), cl::init("-"), cl::cat(category));
 cl::opt<std::string> buildPath("p", cl::desc("Build directory with compile_commands.json"),
@@ -213,6 +221,16 @@ int main(int argc, char **argv) {
         << "--db is used only with --db-stats, --tune and --import-results\n";
     return UsageError;
   }
+  bool judging = tune || importResults.getNumOccurrences();
+  if ((reportFile.getNumOccurrences() || reportCeilings.getNumOccurrences()) && !judging) {
+    WithColor::error(errs(), "cudal1-opt")
+        << "--report and --report-ceilings are used only with --tune and --import-results\n";
+    return UsageError;
+  }
+  if (reportCeilings.getNumOccurrences() && !reportFile.getNumOccurrences()) {
+    WithColor::error(errs(), "cudal1-opt") << "--report-ceilings needs --report FILE\n";
+    return UsageError;
+  }
   if (inputFile.empty()) {
     WithColor::error(errs(), "cudal1-opt") << "no input file (see --help)\n";
     return UsageError;
@@ -329,6 +347,8 @@ int main(int argc, char **argv) {
       to.ignoreRegex = ignoreRegex;
       to.relTol = relTol;
       to.outputFile = outputFile;
+      to.reportFile = reportFile;
+      to.reportCeilings = reportCeilings;
       return cudal1::runTuneMode(in, to);
     }
     Expected<std::string> result = plan         ? cudal1::applyPlan(in, *plan)

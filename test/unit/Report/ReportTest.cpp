@@ -307,3 +307,16 @@ TEST(Report, DiffAppliesBackOnRandomEdits) {
     EXPECT_EQ(applyDiff(a, d), b) << "trial " << trial << "\n" << d;
   }
 }
+
+TEST(Report, DiffOfUnrelatedLargeFilesStaysBounded) {
+  // Nothing in common: the edit script is as long as both files together,
+  // past the trace bound, and the diff replaces the whole text.
+  std::string a, b;
+  for (int i = 0; i < 3000; ++i) {
+    a += "a" + std::to_string(i) + "\n";
+    b += "b" + std::to_string(i) + "\n";
+  }
+  std::string d = unifiedDiff(a, b, "a", "b");
+  EXPECT_EQ(count(d, "@@ -1,3000 +1,3000 @@"), 1u);
+  EXPECT_EQ(applyDiff(a, d), b);
+}
