@@ -209,6 +209,21 @@ bool hasMemoryAccess(const Stmt *s) {
   return found;
 }
 
+/// The number of `&&`-joined comparisons `a < b` in a condition, or -1 when
+/// any conjunct is something else (the analysis' guards list only the
+/// conditions that bound thread ids; a flag would slip past them).
+int lessThanConjuncts(const Expr *e) {
+  e = e->IgnoreParenImpCasts();
+  auto *bo = dyn_cast<BinaryOperator>(e);
+  if (!bo)
+    return -1;
+  if (bo->getOpcode() == BO_LAnd) {
+    int l = lessThanConjuncts(bo->getLHS()), r = lessThanConjuncts(bo->getRHS());
+    return l < 0 || r < 0 ? -1 : l + r;
+  }
+  return bo->getOpcode() == BO_LT ? 1 : -1;
+}
+
 /// The model's access at an expression's position (global accesses through
 /// pointer parameters only).
 const MemAccess *accessAt(TransformContext &ctx, const Kernel &k, const Expr *e, AccessKind kind) {
@@ -253,6 +268,9 @@ std::string match(TransformContext &ctx, unsigned kernel, Product &p) {
   }
   if (!guard || hasMemoryAccess(guard->getCond()))
     return shape;
+  int conditions = lessThanConjuncts(guard->getCond());
+  if (conditions < 1)
+    return "the bounds check must be comparisons 'a < b' joined by &&";
   // 2. { T acc = 0; for (...) acc += X * Y; Z[..] = F(acc); }
   auto *then = dyn_cast<CompoundStmt>(guard->getThen());
   if (!then || then->size() != 3)
@@ -396,6 +414,8 @@ std::string match(TransformContext &ctx, unsigned kernel, Product &p) {
   std::string gX = "(blockIdx.x * blockDim.x + threadIdx.x)";
   std::string gY = "(blockIdx.y * blockDim.y + threadIdx.y)";
   std::string K = p.k->getName().str();
+  if (ac->guards.size() != size_t(conditions))
+    return "the bounds check has conditions that do not bound a thread id";
   if (boundX && boundY && ac->guards.size() == 2) {
     // GEMM: C[gY * N + gX]; A[gY * K + k] or A[k * M + gY]; B[k * N + gX] or B[gX * K + k].
     std::string M = boundY->getName().str(), N = boundX->getName().str();
@@ -490,6 +510,8 @@ std::string matchSum(TransformContext &ctx, unsigned kernel, Sum &p) {
   }
   if (!guard)
     return shape;
+  if (lessThanConjuncts(guard->getCond()) != 1)
+    return "the bounds check must be one comparison 'i < n'";
   const Stmt *then = guard->getThen();
   if (auto *cs = dyn_cast<CompoundStmt>(then); cs && cs->size() == 1)
     then = cs->body_front();

@@ -23,6 +23,7 @@
 // RUN: grep -v "^ *// [A-Z-]*:" %t.sum2.cu | FileCheck %s --check-prefix=SUMWIDE
 // RUN: not cudal1-opt %s --plan '@#13: library' 2>&1 | FileCheck %s --check-prefix=SUM2D
 // RUN: not cudal1-opt %s --plan '@#14: library' 2>&1 | FileCheck %s --check-prefix=SUMSHAPE
+// RUN: not cudal1-opt %s --plan '@#15: library' 2>&1 | FileCheck %s --check-prefix=FLAG
 #include <cuda_runtime.h>
 
 // C = A * B, all row-major.
@@ -204,6 +205,19 @@ __global__ void sumEven(const float *x, float *total, int n) {
     atomicAdd(total, x[2 * i]);
 }
 
+// A flag in the bounds check that bounds no thread id: the product of
+// some launches only.
+__global__ void matmulIf(const float *A, const float *B, float *C, int M, int N, int K, bool on) {
+  int row = blockIdx.y * blockDim.y + threadIdx.y;
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row < M && col < N && on) {
+    float acc = 0.0f;
+    for (int k = 0; k < K; ++k)
+      acc += A[row * K + k] * B[k * N + col];
+    C[row * N + col] = acc;
+  }
+}
+
 // SUM: #include <cub/device/device_reduce.cuh>
 // SUM-LABEL: void sums(
 void sums(int n, int reps) {
@@ -226,6 +240,7 @@ void sums(int n, int reps) {
   // Two rows of blocks add every element twice.
   sumSquares<<<dim3((n + 255) / 256, 2), 256>>>(x, t, n);
   sumEven<<<grid, block>>>(x, t, n);
+  matmulIf<<<dim3((n + 15) / 16, (n + 15) / 16), dim3(16, 16)>>>(x, x, t, n, n, n, false);
 }
 
 int main() {
@@ -244,3 +259,4 @@ int main() {
 // BOUND: bound check {{.*}} is not 'global id < parameter'
 // SUM2D: the launch's grid or block is not one-dimensional
 // SUMSHAPE: the summand does not read x at the global thread id
+// FLAG: the bounds check must be comparisons 'a < b' joined by &&
