@@ -5,12 +5,13 @@
 # verdict from the DOM it dumps. Also takes a screenshot to look at.
 # Exit 77 (ctest: skipped) when chromium is not installed.
 # usage: report-in-chromium.sh CUDAL1-OPT SOURCE-DIR WORK-DIR
+# CUDAL1_CHROMIUM names the browser (default: chromium on PATH).
 set -eu
 opt=$1
 src=$2
 work=$3
-chromium=$(command -v chromium || command -v chromium-browser || true)
-if [ -z "$chromium" ]; then
+chromium=${CUDAL1_CHROMIUM-$(command -v chromium || command -v chromium-browser || true)}
+if [ -z "$chromium" ] || [ ! -x "$chromium" ]; then
   echo "chromium is not installed (scripts/setup installs it): skipped"
   exit 77
 fi
