@@ -325,19 +325,19 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
     std::string detail;
     ProgramOutput out;
     double wallMs = 0;
+    std::string raw; ///< stdout as printed
   };
   int originalExit = 0;
   auto runOnce = [&](size_t i) {
-    std::string raw; ///< stdout as printed
     Run r;
     ProcessResult p =
         runProcess(expand(b.run, b.path(all[i].source), exes[i], b.dir),
                    opts.runTimeout);
     r.wallMs = p.seconds * 1000;
+    r.raw = p.output;
     if (p.timedOut) {
       r.fault = Outcome::Timeout;
       r.detail = "killed after " + formatDouble(opts.runTimeout) + " s";
-    r.raw = p.output;
       return r;
     }
     if (!p.exited || (i > 0 && p.exitCode != originalExit)) {
@@ -385,14 +385,14 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
   }
   res.results[0].outcome = Outcome::Ok;
   res.results[0].verifyMode = "program-output";
-
-  // 3. Verify each variant once.
-  auto check = [&](size_t i, const Run &r, std::vector<std::string> &mm) {
   {
     VariantResult &o = res.results[0];
     o.haveFloor = parseFloorLine(o1.raw, o.floorBytes, o.floorFlops,
                                  o.floorDtype);
   }
+
+  // 3. Verify each variant once.
+  auto check = [&](size_t i, const Run &r, std::vector<std::string> &mm) {
     double scale = all[i].fastMath ? b.fastMathScale : 1.0;
     return compareProgramOutputs(o1.out.lines, o2.out.lines, r.out.lines,
                                  b.rel * scale, b.abs * scale, mm);
@@ -473,10 +473,10 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
       continue;
     SpeedupEstimate e = bootstrapSpeedup(a, c, 10, 2000, opts.seed + i);
     v.timed = true;
+    v.samplesMs = c;
     v.timeMs = medianOfBucketAverages(c, 10);
     v.speedup = e.speedup;
     v.lo = e.lo;
-    v.samplesMs = c;
     v.hi = e.hi;
     v.rounds = e.rounds;
     v.faster = i > 0 && isFaster(e);

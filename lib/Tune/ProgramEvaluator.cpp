@@ -128,6 +128,8 @@ CandidateResult toCandidateResult(const VariantResult &v,
   r.hi = v.hi;
   r.timeMs = v.timeMs;
   r.baselineMs = original.timeMs;
+  r.samplesMs = v.samplesMs;
+  r.baselineSamplesMs = original.samplesMs;
   r.details = v.details;
   for (const std::string &m : v.mismatches)
     r.details.push_back(m);
@@ -135,8 +137,6 @@ CandidateResult toCandidateResult(const VariantResult &v,
 }
 
 ProgramEvaluator::ProgramEvaluator(ProgramSetup s, ProgramEvalOptions o,
-  r.samplesMs = v.samplesMs;
-  r.baselineSamplesMs = original.samplesMs;
                                    std::vector<std::string> k,
                                    std::vector<std::string> n)
     : setup(std::move(s)), options(std::move(o)), keys(std::move(k)),
@@ -166,6 +166,7 @@ ProgramEvaluator::evaluate(const std::vector<Candidate> &cands) {
   if (!res.ok())
     return fail(res.error());
   gpu = res->gpu; // the evaluator asked nvidia-smi already
+  original = res->results.front();
   std::vector<CandidateResult> out;
   const VariantResult &orig = res->results.front();
   for (const Candidate &c : cands) {
@@ -173,7 +174,6 @@ ProgramEvaluator::evaluate(const std::vector<Candidate> &cands) {
     out.push_back(v ? toCandidateResult(*v, orig) : CandidateResult{});
   }
   return out;
-  original = res->results.front();
 }
 
 } // namespace cudal1
