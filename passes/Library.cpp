@@ -15,6 +15,7 @@
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
 #include "clang/Rewrite/Core/Rewriter.h"
@@ -610,6 +611,58 @@ std::optional<int64_t> constValue(ASTContext &ast, const Expr *e) {
   return constValue(ast, ce->getArg(comp));
 }
 
+/// Whether every use of `v` in `fd` after its declaration only reads it:
+/// the proof that the grid covers the outputs compares the grid's
+/// initializer with the launch's arguments as text, which holds only when
+/// neither variable changes in between. Conservative: a use that is not
+/// loaded as a value (member reads of a dim3 included) or copied into a
+/// dim3 counts as a change.
+bool onlyRead(ASTContext &ast, const FunctionDecl *fd, const VarDecl *v) {
+  bool ok = true;
+  forEachStmt(fd->getBody(), [&](const Stmt *s) {
+    auto *dre = dyn_cast<DeclRefExpr>(s);
+    if (!ok || !dre || dre->getDecl() != v)
+      return;
+    const Stmt *at = dre;
+    while (true) {
+      auto parents = ast.getParents(*at);
+      const Stmt *p = parents.empty() ? nullptr : parents[0].get<Stmt>();
+      if (!p) {
+        ok = false;
+        return;
+      }
+      if (isa<ParenExpr>(p) || isa<MemberExpr>(p)) {
+        at = p;
+        continue;
+      }
+      if (auto *ice = dyn_cast<ImplicitCastExpr>(p)) {
+        if (ice->getCastKind() == CK_LValueToRValue)
+          return; // read
+        at = p;
+        continue;
+      }
+      if (auto *ce = dyn_cast<CXXConstructExpr>(p); ce && ce->getConstructor()->isCopyConstructor())
+        return; // copied (dim3 by value)
+      ok = false;
+      return;
+    }
+  });
+  return ok;
+}
+
+/// The variables an expression reads, or false when it calls a function or
+/// reads memory (its value could change without a variable changing).
+bool plainVariables(const Expr *e, std::vector<const VarDecl *> &out) {
+  if (hasMemoryAccess(e))
+    return false;
+  forEachStmt(e, [&](const Stmt *s) {
+    if (auto *dre = dyn_cast<DeclRefExpr>(s))
+      if (auto *vd = dyn_cast<VarDecl>(dre->getDecl()))
+        out.push_back(vd);
+  });
+  return true;
+}
+
 /// Component `d` of a dim3 configuration argument, as written.
 const Expr *dimComponent(const Expr *cfg, unsigned d) {
   const Expr *s = cfg->IgnoreUnlessSpelledInSource();
@@ -668,6 +721,26 @@ std::string covers(TransformContext &ctx, unsigned launch, unsigned d, const Exp
   }
   if (!x || stripped(ast, x) != stripped(ast, bound))
     return why;
+  // The variables compared as text (and the dim3 variables read) keep their
+  // values from the grid's computation to the launch.
+  std::vector<const VarDecl *> vars;
+  if (!plainVariables(bound, vars) || !plainVariables(x, vars))
+    return why + "; the bound calls a function or reads memory";
+  for (const Expr *cfg : {gridArg, blockArg})
+    if (auto *dre = dyn_cast<DeclRefExpr>(cfg->IgnoreUnlessSpelledInSource()))
+      if (auto *vd = dyn_cast<VarDecl>(dre->getDecl()))
+        vars.push_back(vd);
+  forEachStmt(div->getRHS(), [&](const Stmt *s) {
+    if (auto *dre = dyn_cast<DeclRefExpr>(s))
+      if (auto *vd = dyn_cast<VarDecl>(dre->getDecl()))
+        vars.push_back(vd);
+  });
+  const FunctionDecl *fd = ctx.unit.launchFunction(launch);
+  for (const VarDecl *v : vars)
+    if (v->isLocalVarDeclOrParm() && !onlyRead(ast, fd, v))
+      return why + "; '" + v->getName().str() + "' changes in the function";
+    else if (!v->isLocalVarDeclOrParm() && !v->getType().isConstQualified())
+      return why + "; '" + v->getName().str() + "' is a global variable";
   return "";
 }
 

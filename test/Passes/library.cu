@@ -24,6 +24,7 @@
 // RUN: not cudal1-opt %s --plan '@#13: library' 2>&1 | FileCheck %s --check-prefix=SUM2D
 // RUN: not cudal1-opt %s --plan '@#14: library' 2>&1 | FileCheck %s --check-prefix=SUMSHAPE
 // RUN: not cudal1-opt %s --plan '@#15: library' 2>&1 | FileCheck %s --check-prefix=FLAG
+// RUN: not cudal1-opt %s --plan '@#16: library' 2>&1 | FileCheck %s --check-prefix=CHANGED
 #include <cuda_runtime.h>
 
 // C = A * B, all row-major.
@@ -243,6 +244,13 @@ void sums(int n, int reps) {
   matmulIf<<<dim3((n + 15) / 16, (n + 15) / 16), dim3(16, 16)>>>(x, x, t, n, n, n, false);
 }
 
+// The grid was computed for another n: it may not cover the outputs.
+void changed(float *x, float *t, int n) {
+  dim3 grid2((n + 15) / 16, (n + 15) / 16);
+  n *= 2;
+  matmul<<<grid2, dim3(16, 16)>>>(x, x, t, n, n, n);
+}
+
 int main() {
   products(64, 48, 32, 0);
   return 0;
@@ -260,3 +268,4 @@ int main() {
 // SUM2D: the launch's grid or block is not one-dimensional
 // SUMSHAPE: the summand does not read x at the global thread id
 // FLAG: the bounds check must be comparisons 'a < b' joined by &&
+// CHANGED: cannot prove the grid covers every output in x {{.*}}; 'n' changes in the function
