@@ -193,11 +193,15 @@ bool isScalarFactor(const Expr *e) {
   return p && p->getType()->isArithmeticType();
 }
 
-/// Whether evaluating `s` may read memory or call a function (the
-/// threadIdx/blockIdx builtins' property getters excepted).
+/// Whether evaluating `s` may read memory, call a function (the
+/// threadIdx/blockIdx builtins' property getters excepted) or assign.
 bool hasMemoryAccess(const Stmt *s) {
   bool found = false;
   forEachStmt(s, [&](const Stmt *x) {
+    if (auto *bo = dyn_cast<BinaryOperator>(x); bo && bo->isAssignmentOp())
+      found = true;
+    if (auto *uo = dyn_cast<UnaryOperator>(x); uo && uo->isIncrementDecrementOp())
+      found = true;
     if (auto *ce = dyn_cast<CallExpr>(x)) {
       const FunctionDecl *f = ce->getDirectCallee();
       if (!f || !f->getName().starts_with("__fetch_builtin_"))
@@ -282,7 +286,6 @@ std::string match(TransformContext &ctx, unsigned kernel, Product &p) {
   auto *store = dyn_cast<BinaryOperator>(then->body_back());
   const VarDecl *acc =
       accDecl && accDecl->isSingleDecl() ? dyn_cast<VarDecl>(accDecl->getSingleDecl()) : nullptr;
-  llvm::APFloat zero(0.0);
   if (!acc || !acc->hasInit() || !loop || !store || store->getOpcode() != BO_Assign)
     return shape;
   {
@@ -320,9 +323,12 @@ std::string match(TransformContext &ctx, unsigned kernel, Product &p) {
   auto *out = dyn_cast<ArraySubscriptExpr>(store->getLHS()->IgnoreParenImpCasts());
   if (!x || !y || !out)
     return std::string(shape) + ": the operands and the output must be array elements";
+  for (const ArraySubscriptExpr *a : {x, y, out})
+    if (hasMemoryAccess(a->getIdx()))
+      return "an index reads memory, calls a function or assigns";
   // The store: acc, alpha * acc, acc * alpha, alpha * acc + beta * C[same].
   const Expr *rhs = store->getRHS()->IgnoreParenImpCasts();
-  const ArraySubscriptExpr *outRead = nullptr;
+  const ArraySubscriptExpr *outRead = nullptr; // C[..] in beta * C[..]
   auto scaled = [&](const Expr *e, const Expr *&factor, auto isValue) {
     e = e->IgnoreParenImpCasts();
     if (isValue(e)) {
@@ -368,6 +374,8 @@ std::string match(TransformContext &ctx, unsigned kernel, Product &p) {
       return nullptr;
     return pv;
   };
+  if (outRead && hasMemoryAccess(outRead->getIdx()))
+    return "an index reads memory, calls a function or assigns";
   const ParmVarDecl *px = pointerParam(x), *py = pointerParam(y), *pc = pointerParam(out);
   if (!px || !py || !pc || (outRead && pointerParam(outRead) != pc))
     return "the operands and the output must be pointer parameters of element type " + p.type;
@@ -526,8 +534,11 @@ std::string matchSum(TransformContext &ctx, unsigned kernel, Sum &p) {
   // f(x[i]): x[i], (T)x[i] or x[i] * x[i].
   const Expr *v = call->getArg(1)->IgnoreParenImpCasts();
   p.transform = "Cudal1AsOut";
-  if (auto *c = dyn_cast<ExplicitCastExpr>(v))
+  if (auto *c = dyn_cast<ExplicitCastExpr>(v)) {
+    if (c->getType().getUnqualifiedType().getCanonicalType().getAsString() != p.outType)
+      return "the summand is cast to another type than the target's";
     v = c->getSubExpr()->IgnoreParenImpCasts();
+  }
   std::vector<const ArraySubscriptExpr *> reads;
   if (auto *m = dyn_cast<BinaryOperator>(v); m && m->getOpcode() == BO_Mul) {
     auto *l = dyn_cast<ArraySubscriptExpr>(m->getLHS()->IgnoreParenImpCasts());
@@ -543,8 +554,9 @@ std::string matchSum(TransformContext &ctx, unsigned kernel, Sum &p) {
   }
   p.x = paramOf(reads[0]->getBase());
   for (const ArraySubscriptExpr *r : reads)
-    if (!p.x || paramOf(r->getBase()) != p.x || !p.x->getType()->isPointerType())
-      return "the summand must read one pointer parameter";
+    if (!p.x || paramOf(r->getBase()) != p.x || !p.x->getType()->isPointerType() ||
+        hasMemoryAccess(r->getIdx()))
+      return "the summand must read one pointer parameter at a plain index";
   if (p.x == p.out)
     return "the sum's input is also its target";
   // The model: x read at the global id, the target at index 0, nothing else.

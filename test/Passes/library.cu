@@ -25,6 +25,8 @@
 // RUN: not cudal1-opt %s --plan '@#14: library' 2>&1 | FileCheck %s --check-prefix=SUMSHAPE
 // RUN: not cudal1-opt %s --plan '@#15: library' 2>&1 | FileCheck %s --check-prefix=FLAG
 // RUN: not cudal1-opt %s --plan '@#16: library' 2>&1 | FileCheck %s --check-prefix=CHANGED
+// RUN: not cudal1-opt %s --plan '@#17: library' 2>&1 | FileCheck %s --check-prefix=CAST
+// RUN: not cudal1-opt %s --plan '@#18: library' 2>&1 | FileCheck %s --check-prefix=EFFECT
 #include <cuda_runtime.h>
 
 // C = A * B, all row-major.
@@ -251,6 +253,25 @@ void changed(float *x, float *t, int n) {
   matmul<<<grid2, dim3(16, 16)>>>(x, x, t, n, n, n);
 }
 
+// Rounds each summand to float first: not (double)x[i].
+__global__ void sumRounded(const double *x, double *total, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    atomicAdd(total, (float)x[i]);
+}
+
+// An index declaration that writes a parameter.
+__global__ void sumSkip(const float *x, float *total, int n) {
+  int i = (n = n - 1, blockIdx.x * blockDim.x + threadIdx.x);
+  if (i < n)
+    atomicAdd(total, x[i]);
+}
+
+void casts(const double *x, double *t, const float *f, float *ft, int n) {
+  sumRounded<<<(n + 255) / 256, 256>>>(x, t, n);
+  sumSkip<<<(n + 255) / 256, 256>>>(f, ft, n);
+}
+
 int main() {
   products(64, 48, 32, 0);
   return 0;
@@ -269,3 +290,5 @@ int main() {
 // SUMSHAPE: the summand does not read x at the global thread id
 // FLAG: the bounds check must be comparisons 'a < b' joined by &&
 // CHANGED: cannot prove the grid covers every output in x {{.*}}; 'n' changes in the function
+// CAST: the summand is cast to another type than the target's
+// EFFECT: not a GEMM/GEMV or the canonical atomic sum
