@@ -14,6 +14,7 @@
 #include "cudal1/Rewrite/RewriteUtils.h"
 
 #include "clang/AST/ASTContext.h"
+#include "clang/AST/Attr.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
 #include "clang/Basic/SourceManager.h"
@@ -486,7 +487,128 @@ struct Sum {
   const ParmVarDecl *x = nullptr, *out = nullptr, *n = nullptr;
   std::string outType;
   std::string transform; ///< Cudal1AsOut or Cudal1Square
+  long long tree = 0;    ///< block tree reduction: its shared array's size
 };
+
+std::string stripped(ASTContext &ast, const Expr *e);
+
+/// The block tree reduction with one atomic per block (l1_sum_atomic):
+///   __shared__ T cache[S]; [int tid = threadIdx.x;] int i = GLOBAL-ID;
+///   cache[tid] = (i < n) ? x[i] : 0; __syncthreads();
+///   for (int s = blockDim.x / 2; s > 0; s /= 2 | s >>= 1) {
+///     if (tid < s) cache[tid] += cache[tid + s]; __syncthreads(); }
+///   if (tid == 0) atomicAdd(out, cache[0]);
+/// compared statement by statement as text (spaces and parentheses aside),
+/// with x read at the global id by the analysis. The block size is checked
+/// at the launch (a power of two, at most S).
+std::string matchTreeSum(TransformContext &ctx, unsigned kernel, Sum &p) {
+  ASTContext &ast = ctx.unit.ast();
+  const FunctionDecl *fd = ctx.unit.kernelDecl(kernel);
+  const Kernel &km = ctx.model().kernels[kernel];
+  const char *shape = "not a GEMM/GEMV, an atomic sum or the block tree sum with one atomicAdd "
+                      "per block";
+  auto *body = dyn_cast_or_null<CompoundStmt>(fd->getBody());
+  if (!body || km.atomics.size() != 1 || km.loops.size() != 1 || km.shared.size() != 1)
+    return shape;
+  std::vector<const Stmt *> st(body->body_begin(), body->body_end());
+  if (st.size() != 6 && st.size() != 7)
+    return shape;
+  auto text = [&](const Stmt *x) { return isa<Expr>(x) ? stripped(ast, cast<Expr>(x)) : ""; };
+  auto declOf = [&](const Stmt *x) -> const VarDecl * {
+    auto *ds = dyn_cast<DeclStmt>(x);
+    return ds && ds->isSingleDecl() ? dyn_cast<VarDecl>(ds->getSingleDecl()) : nullptr;
+  };
+  // 1. The shared array.
+  const VarDecl *cache = declOf(st[0]);
+  const auto *arr = cache ? ast.getAsConstantArrayType(cache->getType()) : nullptr;
+  if (!cache || !cache->hasAttr<CUDASharedAttr>() || !arr)
+    return shape;
+  p.tree = arr->getSize().getSExtValue();
+  p.outType = arr->getElementType().getUnqualifiedType().getCanonicalType().getAsString();
+  // 2. tid and i.
+  size_t at = 1;
+  std::string tid = "threadIdx.x";
+  if (st.size() == 7) {
+    const VarDecl *t = declOf(st[at++]);
+    if (!t || !t->getType()->isIntegerType() || !t->hasInit() ||
+        stripped(ast, t->getInit()) != "threadIdx.x")
+      return shape;
+    tid = t->getName().str();
+  }
+  const VarDecl *i = declOf(st[at++]);
+  if (!i || !i->getType()->isIntegerType() || !i->hasInit())
+    return shape;
+  std::string gid = stripped(ast, i->getInit());
+  if (gid != "blockIdx.x*blockDim.x+threadIdx.x" && gid != "threadIdx.x+blockIdx.x*blockDim.x" &&
+      gid != "blockDim.x*blockIdx.x+threadIdx.x")
+    return shape;
+  std::string c = cache->getName().str(), iv = i->getName().str();
+  // 3. The load: cache[tid] = (i < n) ? x[i] : 0.
+  auto *load = dyn_cast<BinaryOperator>(st[at++]);
+  auto *cond = load ? dyn_cast<ConditionalOperator>(load->getRHS()->IgnoreParenImpCasts()) : nullptr;
+  if (!load || load->getOpcode() != BO_Assign || !cond || text(load->getLHS()) != c + "[" + tid + "]")
+    return shape;
+  auto *lt = dyn_cast<BinaryOperator>(cond->getCond()->IgnoreParenImpCasts());
+  auto *xi = dyn_cast<ArraySubscriptExpr>(cond->getTrueExpr()->IgnoreParenImpCasts());
+  Expr::EvalResult zero;
+  if (!lt || lt->getOpcode() != BO_LT || text(lt->getLHS()) != iv || !xi ||
+      text(xi->getIdx()) != iv || !cond->getFalseExpr()->EvaluateAsRValue(zero, ast) ||
+      !((zero.Val.isFloat() && zero.Val.getFloat().isZero()) ||
+        (zero.Val.isInt() && zero.Val.getInt() == 0)))
+    return shape;
+  p.n = paramOf(lt->getRHS());
+  p.x = paramOf(xi->getBase());
+  if (!p.n || !p.n->getType()->isIntegerType() || !p.x || !p.x->getType()->isPointerType())
+    return shape;
+  // 4. __syncthreads(); the loop; the atomic.
+  auto isBarrier = [&](const Stmt *x) {
+    auto *ce = dyn_cast<CallExpr>(x);
+    return ce && calleeName(ce) == "__syncthreads" && ce->getNumArgs() == 0;
+  };
+  if (!isBarrier(st[at++]))
+    return shape;
+  auto *loop = dyn_cast<ForStmt>(st[at++]);
+  const VarDecl *sv = loop && loop->getInit() ? declOf(loop->getInit()) : nullptr;
+  auto *lb = loop ? dyn_cast<CompoundStmt>(loop->getBody()) : nullptr;
+  if (!sv || !sv->hasInit() || stripped(ast, sv->getInit()) != "blockDim.x/2" || !loop->getCond() ||
+      text(loop->getCond()) != sv->getName().str() + ">0" || !loop->getInc() || !lb ||
+      lb->size() != 2)
+    return shape;
+  std::string sn = sv->getName().str(), inc = text(loop->getInc());
+  if (inc != sn + "/=2" && inc != sn + ">>=1")
+    return shape;
+  auto *add = dyn_cast<IfStmt>(lb->body_front());
+  if (!add || add->getElse() || text(add->getCond()) != tid + "<" + sn ||
+      !isa<Expr>(add->getThen()) ||
+      text(cast<Expr>(add->getThen())) != c + "[" + tid + "]+=" + c + "[" + tid + "+" + sn + "]" ||
+      !isBarrier(lb->body_back()))
+    return shape;
+  auto *fin = dyn_cast<IfStmt>(st[at++]);
+  auto *call = fin && !fin->getElse() ? dyn_cast<CallExpr>(fin->getThen()) : nullptr;
+  if (!fin || text(fin->getCond()) != tid + "==0" || !call || calleeName(call) != "atomicAdd" ||
+      call->getNumArgs() != 2 || text(call->getArg(1)) != c + "[0]")
+    return shape;
+  p.out = paramOf(call->getArg(0));
+  if (!p.out || !p.out->getType()->isPointerType() ||
+      p.out->getType()->getPointeeType().getUnqualifiedType().getCanonicalType().getAsString() !=
+          p.outType)
+    return "the block sum's shared array and target have different types";
+  if (p.out == p.x)
+    return "the sum's input is also its target";
+  // 5. The analysis reads x at the global id.
+  IndexSpace space(ctx.mlir);
+  auto gx = space.parse("blockIdx.x * blockDim.x + threadIdx.x");
+  for (const MemAccess &m : km.accesses)
+    if (m.param == p.x->getName()) {
+      auto e = space.parse(m.normalized);
+      if (!e || !sameFunction(*e, *gx, space))
+        return "the summand does not read x at the global thread id";
+    } else if (m.param != p.out->getName() || !m.atomic) {
+      return "the kernel has other global accesses than the sum's";
+    }
+  p.transform = "Cudal1AsOut";
+  return "";
+}
 
 std::string matchSum(TransformContext &ctx, unsigned kernel, Sum &p) {
   const FunctionDecl *fd = ctx.unit.kernelDecl(kernel);
@@ -793,8 +915,16 @@ std::string launchChecks(TransformContext &ctx, unsigned launch, Product &p, Sum
     // kernel is an atomic sum of some shape.
     sum = Sum();
     std::string sumWhy = matchSum(ctx, l.kernelIndex, sum);
-    if (!sumWhy.empty())
-      return ctx.model().kernels[l.kernelIndex].atomics.empty() ? why : sumWhy;
+    if (!sumWhy.empty()) {
+      const Kernel &km = ctx.model().kernels[l.kernelIndex];
+      if (km.atomics.empty())
+        return why;
+      if (km.shared.empty())
+        return sumWhy;
+      sum = Sum();
+      if (std::string treeWhy = matchTreeSum(ctx, l.kernelIndex, sum); !treeWhy.empty())
+        return treeWhy;
+    }
     isSum = true;
   }
   if (kc->getNumArgs() != kc->getDirectCallee()->getNumParams())
@@ -816,6 +946,17 @@ std::string launchChecks(TransformContext &ctx, unsigned launch, Product &p, Sum
         if (c && constValue(ast, c) != 1)
           return "the launch's grid or block is not one-dimensional";
       }
+    if (sum.tree) {
+      // The tree adds blockDim.x values exactly when it is a power of two
+      // no larger than the shared array.
+      const Expr *b = launchConfigArg(ctx, launch, 1);
+      const Expr *bx = b ? dimComponent(b, 0) : nullptr;
+      std::optional<int64_t> v = bx ? constValue(ast, bx) : std::nullopt;
+      if (!v || *v <= 0 || (*v & (*v - 1)) || *v > sum.tree)
+        return "the block tree sum needs a constant block size that is a power of two no larger "
+               "than its shared array (" +
+               std::to_string(sum.tree) + ")";
+    }
     const VarDecl *ov = pointerBaseVar(argFor(kc, sum.out));
     if (!ov || ov == pointerBaseVar(argFor(kc, sum.x)))
       return "the sum's target argument is not a variable distinct from its input";

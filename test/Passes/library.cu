@@ -27,6 +27,13 @@
 // RUN: not cudal1-opt %s --plan '@#16: library' 2>&1 | FileCheck %s --check-prefix=CHANGED
 // RUN: not cudal1-opt %s --plan '@#17: library' 2>&1 | FileCheck %s --check-prefix=CAST
 // RUN: not cudal1-opt %s --plan '@#18: library' 2>&1 | FileCheck %s --check-prefix=EFFECT
+// The block tree sum with one atomic per block.
+// RUN: cudal1-opt %s --plan '@#19: library' -o %t.tree.cu
+// RUN: grep -v "^ *// [A-Z-]*:" %t.tree.cu | FileCheck %s --check-prefix=TREE
+// RUN: %if nvcc %{ nvcc -arch=sm_90 -o %t.tree.exe %t.tree.cu %}
+// RUN: not cudal1-opt %s --plan '@#20: library' 2>&1 | FileCheck %s --check-prefix=TREEBIG
+// RUN: not cudal1-opt %s --plan '@#21: library' 2>&1 | FileCheck %s --check-prefix=TREEODD
+// RUN: not cudal1-opt %s --plan '@#22: library' 2>&1 | FileCheck %s --check-prefix=TREESHAPE
 #include <cuda_runtime.h>
 
 // C = A * B, all row-major.
@@ -272,6 +279,47 @@ void casts(const double *x, double *t, const float *f, float *ft, int n) {
   sumSkip<<<(n + 255) / 256, 256>>>(f, ft, n);
 }
 
+__global__ void blockSum(const float *x, float *result, int n) {
+  __shared__ float cache[256];
+  int tid = threadIdx.x;
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  cache[tid] = (i < n) ? x[i] : 0.0f;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (tid < s)
+      cache[tid] += cache[tid + s];
+    __syncthreads();
+  }
+  if (tid == 0)
+    atomicAdd(result, cache[0]);
+}
+
+// Pairs elements one apart in the last step twice: not the tree.
+__global__ void blockSumOff(const float *x, float *result, int n) {
+  __shared__ float cache[256];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  cache[threadIdx.x] = (i < n) ? x[i] : 0.0f;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s /= 2) {
+    if (threadIdx.x < s)
+      cache[threadIdx.x] += cache[threadIdx.x + s + 1];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0)
+    atomicAdd(result, cache[0]);
+}
+
+// TREE-LABEL: void trees(
+void trees(const float *x, float *r, int n) {
+  // TREE: static Cudal1CubScratch [[S:cudal1Cub[0-9]+]];  // cudal1 library
+  // TREE-NEXT: cudal1SumInto([[S]], x, n, r, Cudal1AsOut<float>(), 0); /* cudal1 library: was blockSum<<<...>>> */
+  blockSum<<<(n + 255) / 256, 256>>>(x, r, n);
+  // A block larger than the shared array; a block that is no power of two.
+  blockSum<<<(n + 511) / 512, 512>>>(x, r, n);
+  blockSum<<<(n + 95) / 96, 96>>>(x, r, n);
+  blockSumOff<<<(n + 255) / 256, 256>>>(x, r, n);
+}
+
 int main() {
   products(64, 48, 32, 0);
   return 0;
@@ -292,3 +340,6 @@ int main() {
 // CHANGED: cannot prove the grid covers every output in x {{.*}}; 'n' changes in the function
 // CAST: the summand is cast to another type than the target's
 // EFFECT: not a GEMM/GEMV or the canonical atomic sum
+// TREEBIG: the block tree sum needs a constant block size that is a power of two no larger than its shared array (256)
+// TREEODD: the block tree sum needs a constant block size that is a power of two
+// TREESHAPE: not a GEMM/GEMV, an atomic sum or the block tree sum with one atomicAdd per block
