@@ -277,8 +277,9 @@ std::string timingPlotFor(PageState &st, const ReportKernel &k) {
                       : (v.hi < 1.0 ? PlotRow::Slower : PlotRow::Neutral);
     rows.push_back(r);
   }
-  for (const PlotRow &r : rows)
-    st.samples += unsigned(r.samplesMs.size());
+  for (const PlotRow &r : rows) // the plot draws the finite ones
+    st.samples += unsigned(llvm::count_if(
+        r.samplesMs, [](double v) { return std::isfinite(v); }));
   ++st.plots;
   return renderTimingPlot(rows, "Time per run of each verified variant, "
                                 "kernel " + k.name);

@@ -216,6 +216,15 @@ TEST(Report, PageStructure) {
   EXPECT_NE(page.find("selfcheck: not run"), std::string::npos);
 }
 
+TEST(Report, PromisesOnlyTheSamplesItDraws) {
+  // A NaN sample is not drawn, so the browser's self-check must not expect it.
+  ReportData d = sampleData();
+  d.kernels[0].variants[0].samplesMs.push_back(double(NAN));
+  std::string page = renderReport(d);
+  EXPECT_NE(page.find("data-samples=\"6\""), std::string::npos);
+  EXPECT_EQ(count(page, "<circle class=\"sample\""), 6u);
+}
+
 TEST(Report, RooflineNotAvailableSaysWhy) {
   ReportData d = sampleData();
   d.programTimes = false;
