@@ -1,5 +1,6 @@
 // The registry of rewrite passes: one alphabetical list, no static
 // initializers (STYLE.md).
+#include "AsyncCopy.h"
 #include "Coalesce.h"
 #include "Coarsen.h"
 #include "DropSync.h"
@@ -23,6 +24,7 @@ using namespace cudal1;
 const std::vector<std::unique_ptr<Transform>> &cudal1::allTransforms() {
   static const std::vector<std::unique_ptr<Transform>> all = [] {
     std::vector<std::unique_ptr<Transform>> v;
+    v.push_back(std::make_unique<AsyncCopy>());
     v.push_back(std::make_unique<Coalesce>());
     v.push_back(std::make_unique<Coarsen>());
     v.push_back(std::make_unique<DropSync>());

@@ -13,6 +13,8 @@
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <algorithm>
+
 using namespace clang;
 using namespace cudal1;
 
@@ -582,3 +584,30 @@ std::string cudal1::launchConflict(TransformContext &ctx, unsigned a, unsigned b
   return "";
 }
 
+
+std::vector<const CallExpr *> cudal1::hostCopies(ASTContext &ctx) {
+  struct Finder : RecursiveASTVisitor<Finder> {
+    ASTContext &ctx;
+    std::vector<const CallExpr *> found;
+    explicit Finder(ASTContext &c) : ctx(c) {}
+    bool shouldVisitTemplateInstantiations() const { return false; }
+    bool VisitCallExpr(CallExpr *ce) {
+      const SourceManager &sm = ctx.getSourceManager();
+      if (calleeName(ce) == "cudaMemcpy" &&
+          sm.isInMainFile(sm.getFileLoc(ce->getBeginLoc())))
+        found.push_back(ce);
+      return true;
+    }
+  } f(ctx);
+  for (Decl *d : ctx.getTranslationUnitDecl()->decls()) {
+    const SourceManager &sm = ctx.getSourceManager();
+    if (d->getLocation().isValid() && sm.isInMainFile(sm.getFileLoc(d->getLocation())))
+      f.TraverseDecl(d);
+  }
+  const SourceManager &sm = ctx.getSourceManager();
+  std::stable_sort(f.found.begin(), f.found.end(), [&](const CallExpr *a, const CallExpr *b) {
+    return sm.isBeforeInTranslationUnit(sm.getFileLoc(a->getBeginLoc()),
+                                        sm.getFileLoc(b->getBeginLoc()));
+  });
+  return f.found;
+}

@@ -49,9 +49,9 @@ public:
           if (name.empty())
             return error("expected a kernel name or '#launch-id' after '@'");
           scope = PlanScope{name, -1};
-          if (peek() == '#') { // a host site: @loop#N, @sync#N
-            if (name != "loop" && name != "sync")
-              return error("expected 'loop' or 'sync' before '#'");
+          if (peek() == '#') { // a host site: @loop#N, @sync#N, @copy#N
+            if (name != "loop" && name != "sync" && name != "copy")
+              return error("expected 'loop', 'sync' or 'copy' before '#'");
             ++pos;
             size_t start = pos;
             while (pos < text.size() && isdigit((unsigned char)text[pos]))
@@ -60,7 +60,7 @@ public:
               return error("expected an id after '@" + name + "#'");
             int id = std::stoi(text.substr(start, pos - start));
             scope = PlanScope{};
-            (name == "loop" ? scope.loop : scope.sync) = id;
+            (name == "loop" ? scope.loop : name == "sync" ? scope.sync : scope.copy) = id;
           }
         }
         skip();
@@ -169,6 +169,8 @@ std::string cudal1::printPlan(const Plan &plan) {
         out += "@loop#" + std::to_string(s.scope.loop) + ": ";
       else if (s.scope.sync >= 0)
         out += "@sync#" + std::to_string(s.scope.sync) + ": ";
+      else if (s.scope.copy >= 0)
+        out += "@copy#" + std::to_string(s.scope.copy) + ": ";
       else if (!s.scope.kernel.empty())
         out += "@" + s.scope.kernel + ": ";
       current = s.scope;

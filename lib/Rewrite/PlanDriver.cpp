@@ -3,6 +3,7 @@
 // sees the code as the earlier steps left it.
 #include "cudal1/Rewrite/PlanDriver.h"
 #include "cudal1/Frontend/ParsedUnit.h"
+#include "cudal1/Rewrite/HostCode.h"
 #include "cudal1/Rewrite/RewriteUtils.h"
 #include "cudal1/Rewrite/Transform.h"
 
@@ -45,7 +46,8 @@ std::vector<unsigned> distinctKernels(const ProgramModel &m, const std::string &
 /// The targets of a step. Kernel-level steps check legality on every
 /// instantiation of a template but edit it once.
 llvm::Expected<std::vector<Target>> resolve(const ProgramModel &m, const Transform &t,
-                                            const PlanStep &s, unsigned index) {
+                                            const PlanStep &s, unsigned index,
+                                            size_t numCopies) {
   std::vector<Target> out;
   bool launchLevel = t.level() == Transform::Level::Launch;
   // Host-level transforms take exactly one host loop or synchronization.
@@ -67,6 +69,17 @@ llvm::Expected<std::vector<Target>> resolve(const ProgramModel &m, const Transfo
     tg.sync = s.scope.sync;
     return std::vector<Target>{tg};
   }
+  if (t.level() == Transform::Level::HostCopy) {
+    if (s.scope.copy < 0)
+      return stepError(s, index, "applies to a host copy: scope it with @copy#id");
+    if (size_t(s.scope.copy) >= numCopies)
+      return stepError(s, index, "there is no host copy #" + std::to_string(s.scope.copy));
+    Target tg;
+    tg.copy = s.scope.copy;
+    return std::vector<Target>{tg};
+  }
+  if (s.scope.copy >= 0)
+    return stepError(s, index, "only host-copy transforms (async-copy) take @copy#id");
   if (s.scope.loop >= 0 || s.scope.sync >= 0)
     return stepError(s, index, "a kernel- or launch-level transform cannot be scoped to a host loop or synchronization");
   if (s.scope.launch >= 0) {
@@ -125,6 +138,8 @@ std::string outsideMainFile(const ProgramModel &m, Target t) {
 }
 
 std::string targetName(const ProgramModel &m, Target t) {
+  if (t.copy >= 0)
+    return "host copy #" + std::to_string(t.copy);
   if (t.loop >= 0)
     return "host loop #" + std::to_string(t.loop) + " (" + m.hostLoops[t.loop].pos.str() + ")";
   if (t.sync >= 0)
@@ -181,7 +196,7 @@ llvm::Expected<std::string> cudal1::applyPlan(const RewriteInput &in, const Plan
       unit = parsed.get();
     }
     const ProgramModel &m = unit->model();
-    auto targets = resolve(m, *t, step, i);
+    auto targets = resolve(m, *t, step, i, hostCopies(unit->ast()).size());
     if (!targets)
       return targets.takeError();
     clang::SourceManager &sm = unit->ast().getSourceManager();
@@ -190,7 +205,7 @@ llvm::Expected<std::string> cudal1::applyPlan(const RewriteInput &in, const Plan
     // 1. Every target must be legal, with these parameters, before any edit.
     for (Target tg : *targets) {
       std::vector<unsigned> check = {tg.kernel};
-      bool hostLevel = tg.loop >= 0 || tg.sync >= 0;
+      bool hostLevel = tg.loop >= 0 || tg.sync >= 0 || tg.copy >= 0;
       if (tg.launch < 0 && !hostLevel)
         check = kernelsSharingDefinition(m, tg.kernel);
       for (unsigned k : check) {
@@ -319,6 +334,23 @@ llvm::Expected<std::string> cudal1::listTransforms(const RewriteInput &in, bool 
                                              {"location", hs.pos.str()}},
                           tg, Transform::Level::HostSync));
   }
+  // Host cudaMemcpy calls of the main file (@copy#N).
+  llvm::json::Array copies;
+  {
+    const clang::SourceManager &sm = (*unit)->ast().getSourceManager();
+    std::vector<const clang::CallExpr *> cs = hostCopies((*unit)->ast());
+    for (size_t i = 0; i < cs.size(); ++i) {
+      Target tg;
+      tg.copy = i;
+      clang::PresumedLoc pl = sm.getPresumedLoc(sm.getFileLoc(cs[i]->getBeginLoc()));
+      std::string where = std::string(pl.getFilename()) + ":" + std::to_string(pl.getLine()) +
+                          ":" + std::to_string(pl.getColumn());
+      copies.push_back(entry(llvm::json::Object{{"id", int64_t(i)},
+                                                {"call", calleeName(cs[i])},
+                                                {"location", where}},
+                             tg, Transform::Level::HostCopy));
+    }
+  }
   std::string out;
   llvm::raw_string_ostream os(out);
   if (json) {
@@ -328,7 +360,8 @@ llvm::Expected<std::string> cudal1::listTransforms(const RewriteInput &in, bool 
                             {"kernels", std::move(kernels)},
                             {"launches", std::move(launches)},
                             {"loops", std::move(loops)},
-                            {"syncs", std::move(syncs)}};
+                            {"syncs", std::move(syncs)},
+                            {"copies", std::move(copies)}};
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
     return os.str();
   }
@@ -397,6 +430,12 @@ llvm::Expected<std::string> cudal1::listTransforms(const RewriteInput &in, bool 
        << o.getString("location")->str() << "\n";
     if (auto why = o.getString("not_rewritable"))
       os << "  (not rewritable: " << why->str() << ")\n";
+    printList(*o.getArray("transforms"));
+  }
+  for (const llvm::json::Value &l : copies) {
+    const llvm::json::Object &o = *l.getAsObject();
+    os << "copy #" << *o.getInteger("id") << " " << o.getString("call")->str() << "  "
+       << o.getString("location")->str() << "\n";
     printList(*o.getArray("transforms"));
   }
   return os.str();

@@ -12,6 +12,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 namespace clang {
 class ASTContext;
@@ -80,6 +81,10 @@ VarSet freshAllocations(clang::ASTContext &ctx, const clang::FunctionDecl *fd);
 /// "" when the kernel's memory effects are all visible through its pointer
 /// parameters (what the dependence test sees), else what hides them.
 std::string hiddenEffects(const clang::FunctionDecl *kernel);
+
+/// The cudaMemcpy calls in the host functions of the main file (not in
+/// templates or macros' headers), in source order: the targets `@copy#N`.
+std::vector<const clang::CallExpr *> hostCopies(clang::ASTContext &ctx);
 
 /// Why launches a and b (same host function) conflict ("" when they do not):
 /// a buffer one writes is touched by the other, unless two different

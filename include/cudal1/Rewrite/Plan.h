@@ -1,7 +1,7 @@
 // Plans: what to do to a translation unit, as data (DESIGN.md). A plan is an
 // ordered list of transform steps with named parameters, each scoped to a
-// kernel (@name), a launch site (@#id), a host loop (@loop#id) or a host
-// synchronization (@sync#id). Text form (docs/Plans.md):
+// kernel (@name), a launch site (@#id), a host loop (@loop#id), a host
+// synchronization (@sync#id) or a host copy (@copy#id). Text form (docs/Plans.md):
 //   @transpose: coalesce; launch-config(block=32x8); @#2: unroll(loop=0, factor=4)
 #ifndef CUDAL1_REWRITE_PLAN_H
 #define CUDAL1_REWRITE_PLAN_H
@@ -21,9 +21,11 @@ struct PlanScope {
   int launch = -1;    ///< @#id
   int loop = -1;      ///< @loop#id: a host loop
   int sync = -1;      ///< @sync#id: a host synchronization
-  bool empty() const { return kernel.empty() && launch < 0 && loop < 0 && sync < 0; }
+  int copy = -1;      ///< @copy#id: a host cudaMemcpy
+  bool empty() const { return kernel.empty() && launch < 0 && loop < 0 && sync < 0 && copy < 0; }
   bool operator==(const PlanScope &o) const {
-    return kernel == o.kernel && launch == o.launch && loop == o.loop && sync == o.sync;
+    return kernel == o.kernel && launch == o.launch && loop == o.loop && sync == o.sync &&
+           copy == o.copy;
   }
 };
 

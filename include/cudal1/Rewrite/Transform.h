@@ -33,6 +33,7 @@ struct Target {
   int launch = -1;
   int loop = -1; ///< Level::HostLoop: into ProgramModel::hostLoops
   int sync = -1; ///< Level::HostSync: into ProgramModel::syncs
+  int copy = -1; ///< Level::HostCopy: into hostCopies()
 };
 
 /// What a pass sees: the parsed unit, the analyses, and the one Rewriter the
@@ -72,8 +73,8 @@ class Transform {
 public:
   /// Kernel: a kernel's definition; Launch: one launch site (and what
   /// follows it on the host); HostLoop: a loop of a host function;
-  /// HostSync: one host synchronization call.
-  enum class Level { Kernel, Launch, HostLoop, HostSync };
+  /// HostSync: one host synchronization call; HostCopy: one host cudaMemcpy.
+  enum class Level { Kernel, Launch, HostLoop, HostSync, HostCopy };
   virtual ~Transform();
   /// The kebab-case name used in plans.
   virtual llvm::StringRef name() const = 0;

@@ -99,8 +99,15 @@ TEST(PlanTest, HostScopes) {
   std::string text = printPlan(p);
   EXPECT_EQ(text, "@sync#3: drop-sync; @loop#1: graph; @#2: streams; @loop: unroll(loop=0, factor=2)");
   EXPECT_EQ(parseOk(text), p);
-  EXPECT_NE(parseError("@block#1: graph").find("plan:1:7: error: expected 'loop' or 'sync' before '#'"),
+  EXPECT_NE(parseError("@block#1: graph")
+                .find("plan:1:7: error: expected 'loop', 'sync' or 'copy' before '#'"),
             std::string::npos);
+  Plan c = parseOk("@copy#2: async-copy; @sync#0: drop-sync");
+  ASSERT_EQ(c.steps.size(), 2u);
+  EXPECT_EQ(c.steps[0].scope.copy, 2);
+  EXPECT_EQ(c.steps[0].scope.sync, -1);
+  EXPECT_EQ(c.steps[1].scope.copy, -1);
+  EXPECT_EQ(printPlan(c), "@copy#2: async-copy; @sync#0: drop-sync");
   EXPECT_NE(parseError("@loop#: graph").find("expected an id after '@loop#'"), std::string::npos);
 }
 
