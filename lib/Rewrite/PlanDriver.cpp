@@ -121,6 +121,8 @@ std::string outsideMainFile(const ProgramModel &m, Target t) {
              " (a header); cudal1 rewrites only the file it is given";
     return "";
   };
+  if (t.copy >= 0)
+    return ""; // hostCopies() lists the main file's copies only
   if (t.loop >= 0)
     return hostSite(m.hostLoops[t.loop].pos, "loop");
   if (t.sync >= 0)
@@ -436,6 +438,8 @@ llvm::Expected<std::string> cudal1::listTransforms(const RewriteInput &in, bool 
     const llvm::json::Object &o = *l.getAsObject();
     os << "copy #" << *o.getInteger("id") << " " << o.getString("call")->str() << "  "
        << o.getString("location")->str() << "\n";
+    if (auto why = o.getString("not_rewritable"))
+      os << "  (not rewritable: " << why->str() << ")\n";
     printList(*o.getArray("transforms"));
   }
   return os.str();
