@@ -396,32 +396,18 @@ std::vector<unsigned> distinctLaunches(TransformContext &ctx, unsigned kernel) {
   return out;
 }
 
-/// Top-level declarations before the bounds check whose values depend on
-/// threadIdx.y or blockDim.y (directly or through earlier ones): register
-/// blocking re-declares them for each of a thread's rows.
-std::vector<const DeclStmt *> yDependentDecls(ASTContext &ast, const CompoundStmt *body,
-                                              const IfStmt *guard) {
+/// The declarations before the bounds check. Register blocking re-declares
+/// the ones a statement uses for each of a thread's rows: those that depend
+/// on threadIdx.y or blockDim.y must take the row's values, and any other may
+/// be changed by the epilogue, which each output must see from its initial
+/// value (their initializers have no effects, so evaluating them again is exact).
+std::vector<const DeclStmt *> declsBefore(const CompoundStmt *body, const IfStmt *guard) {
   std::vector<const DeclStmt *> out;
-  std::set<const VarDecl *> dependent;
   for (const Stmt *s : body->body()) {
     if (s == guard)
       break;
-    auto *ds = dyn_cast<DeclStmt>(s);
-    if (!ds)
-      continue;
-    std::string why;
-    bool dep = !yReads(ast, ds, why).empty();
-    forEachStmt(ds, [&](const Stmt *c) {
-      if (auto *dre = dyn_cast<DeclRefExpr>(c))
-        if (auto *vd = dyn_cast<VarDecl>(dre->getDecl()); vd && dependent.count(vd))
-          dep = true;
-    });
-    if (!dep)
-      continue;
-    out.push_back(ds);
-    for (const Decl *d : ds->decls())
-      if (auto *vd = dyn_cast<VarDecl>(d))
-        dependent.insert(vd);
+    if (auto *ds = dyn_cast<DeclStmt>(s))
+      out.push_back(ds);
   }
   return out;
 }
@@ -615,14 +601,14 @@ void TileShared::applyRegisterBlocking(TransformContext &ctx, Target t, unsigned
   std::string ty = "cudal1_ty", bdy = T + "u";
   auto sub = [&](const Stmt *st) { return substituted(ast, st, ty, bdy); };
   auto *body = cast<CompoundStmt>(ctx.unit.kernelDecl(t.kernel)->getBody());
-  std::vector<const DeclStmt *> redecls = yDependentDecls(ast, body, p.guard);
+  std::vector<const DeclStmt *> redecls = declsBefore(body, p.guard);
 
   unsigned col = sm.getPresumedColumnNumber(sm.getFileLoc(p.guard->getBeginLoc()));
   std::string in(col - 1, ' '), in2 = in + "  ", in3 = in2 + "  ", in4 = in3 + "  ",
                                 in5 = in4 + "  ";
-  // The head of a loop over a thread's rows, with the y-dependent values of
-  // row i that `uses` read (directly or through each other); the tile loads
-  // index the tiles with the row's thread index.
+  // The head of a loop over a thread's rows, with the declarations of row i
+  // that `uses` read (directly or through each other); the tile loads index
+  // the tiles with the row's thread index.
   auto rows = [&](const std::string &ind, std::vector<const Stmt *> uses, bool forTiles) {
     std::set<const Decl *> needed;
     auto collect = [&](const Stmt *st) {

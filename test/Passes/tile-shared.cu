@@ -62,6 +62,7 @@
 // RB2-NEXT:     for (int cudal1_i = 0; cudal1_i < 2; ++cudal1_i) {
 // RB2-NEXT:       const unsigned cudal1_ty = threadIdx.y + 8u * cudal1_i;
 // RB2-NEXT:       int row = blockIdx.y * 16u + cudal1_ty;
+// RB2-NEXT:       int col = blockIdx.x * blockDim.x + threadIdx.x;
 // RB2-NEXT:       {
 // RB2-NEXT:         int k = cudal1_t + threadIdx.x;
 // RB2-NEXT:         cudal1_tileA[cudal1_ty][threadIdx.x] = (row < n) && k < n ? A[row * n + k] : float(0);
@@ -84,6 +85,7 @@
 // RB2-NEXT:   for (int cudal1_i = 0; cudal1_i < 2; ++cudal1_i) {
 // RB2-NEXT:     const unsigned cudal1_ty = threadIdx.y + 8u * cudal1_i;
 // RB2-NEXT:     int row = blockIdx.y * 16u + cudal1_ty;
+// RB2-NEXT:     int col = blockIdx.x * blockDim.x + threadIdx.x;
 // RB2-NEXT:     float acc = cudal1_acc[cudal1_i];
 // RB2-NEXT:     if (row < n && col < n) {
 // RB2-NEXT:       C[row * n + col] = acc;

@@ -13,18 +13,22 @@ __global__ void square(const float *A, const float *B, float *C, int n) {
   }
 }
 
-// Rectangular, the accumulator initialised from the row, a two-statement epilogue.
+// Rectangular, the accumulator initialised from the row, an epilogue that
+// changes a variable declared outside the bounds check (each output must
+// start from its initial value).
 __global__ void rect(const float *A, const float *B, const float *bias, float *C, int M, int N,
                      int K) {
   int r = blockIdx.y * blockDim.y + threadIdx.y;
   int c = blockIdx.x * blockDim.x + threadIdx.x;
   int rowBase = r * K;
+  float gain = 1.0f;
   if (c < N && r < M) {
     float s = bias[r % 7];
     for (int k = 0; k < K; ++k)
       s += A[rowBase + k] * B[k * N + c];
+    gain += 0.5f;
     float t = s > 0.0f ? s : 0.5f * s;
-    C[r * N + c] = t + (float)(blockDim.y % 5);
+    C[r * N + c] = t * gain + (float)(blockDim.y % 5);
   }
 }
 
