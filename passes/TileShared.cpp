@@ -449,7 +449,25 @@ std::string registerBlockingLegality(TransformContext &ctx, unsigned kernel, con
                  " has side effects or is not a plain local variable";
       }
     }
-    // 2. threadIdx.y and blockDim.y are read only where they can be replaced.
+    // 2. Each output must start from the kernel's arguments: a thread now runs
+    //    several epilogues, so none may change a parameter.
+    std::string changed;
+    forEachStmt(body, [&](const Stmt *c) {
+      const Expr *target = nullptr;
+      if (auto *bo = dyn_cast<BinaryOperator>(c); bo && bo->isAssignmentOp())
+        target = bo->getLHS();
+      else if (auto *uo = dyn_cast<UnaryOperator>(c);
+               uo && (uo->isIncrementDecrementOp() || uo->getOpcode() == UO_AddrOf))
+        target = uo->getSubExpr();
+      auto *dre = target ? dyn_cast<DeclRefExpr>(target->IgnoreParenImpCasts()) : nullptr;
+      if (dre && isa<ParmVarDecl>(dre->getDecl()) && changed.empty())
+        changed = "rb: the kernel changes (or takes the address of) its parameter '" +
+                  dre->getDecl()->getNameAsString() + "' at line " + lineOf(c) +
+                  ", which every output must see unchanged";
+    });
+    if (!changed.empty())
+      return changed;
+    // 3. threadIdx.y and blockDim.y are read only where they can be replaced.
     std::string why;
     yReads(ast, body, why);
     if (!why.empty())
@@ -458,7 +476,7 @@ std::string registerBlockingLegality(TransformContext &ctx, unsigned kernel, con
     if (std::string f = calleeReadingBuiltins(body, sm, seen, 0); !f.empty())
       return "rb: the function " + f + " it calls reads the thread index or block shape";
   }
-  // 3. Every launch can get the new block shape.
+  // 4. Every launch can get the new block shape.
   std::vector<unsigned> launches = distinctLaunches(ctx, kernel);
   for (unsigned l : launches) {
     const Expr *b = launchConfigArg(ctx, l, 1);

@@ -27,6 +27,7 @@
 // RUN: not cudal1-opt %s --plan '@viaPointer: tile-shared(tile=16)' 2>&1 | FileCheck %s --check-prefix=POINTER
 // RUN: not cudal1-opt %s --plan '@macroBlock: tile-shared(tile=16, rb=2)' 2>&1 | FileCheck %s --check-prefix=MACRO
 // RUN: not cudal1-opt %s --plan '@matmul: tile-shared(tile=16, rb=3)' 2>&1 | FileCheck %s --check-prefix=RB3
+// RUN: not cudal1-opt %s --plan '@movesParam: tile-shared(tile=16, rb=2)' 2>&1 | FileCheck %s --check-prefix=PARAMS
 // Without rb (or rb=1) the output is the plain tiling.
 // RUN: cudal1-opt %s --plan '@matmul: tile-shared(tile=16, rb=1)' -o %t.rb1.cu
 // RUN: grep -v "^ *// [A-Z0-9-]*:" %t.rb1.cu | FileCheck %s
@@ -219,6 +220,21 @@ __global__ void viaPointer(const float *A, const float *B, float *C, int n) {
   }
 }
 
+// The epilogue moves the output pointer: a thread computing two outputs
+// would see the first one's move in the second.
+__global__ void movesParam(const float *A, const float *B, float *C, int n) {
+  int row = blockIdx.y * blockDim.y + threadIdx.y;
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row < n && col < n) {
+    float acc = 0.0f;
+    for (int k = 0; k < n; ++k)
+      acc += A[row * n + k] * B[k * n + col];
+    // PARAMS: parameter rb=2 is not legal (rb: the kernel changes (or takes the address of) its parameter 'C' at line [[# @LINE + 1]], which every output must see unchanged) at kernel 'movesParam'
+    C += row * n;
+    C[col] = acc;
+  }
+}
+
 // The block shape comes from a macro.
 __global__ void macroBlock(const float *A, const float *B, float *C, int n) {
   int row = blockIdx.y * blockDim.y + threadIdx.y;
@@ -247,6 +263,7 @@ void run(const float *A, const float *B, float *C, const double *X, const double
   void (*later)(const float *, const float *, float *, int) = viaPointer;
   (void)later;
   macroBlock<<<grid, SQUARE_BLOCK>>>(A, B, C, n);
+  movesParam<<<grid, block>>>(A, B, C, n);
 }
 // NOTSQUARE: launch #1 needs a square block of 8x8, 16x16 or 32x32 (compose with launch-config(block=16x16) first)
 // EARLY: the kernel returns early; the tiled loop needs every thread of the block
