@@ -438,6 +438,12 @@ public:
 };
 } // namespace cudal1
 
+namespace {
+thread_local bool quietParses = false;
+}
+QuietParses::QuietParses() : saved(quietParses) { quietParses = true; }
+QuietParses::~QuietParses() { quietParses = saved; }
+
 ParsedUnit::~ParsedUnit() = default;
 ASTContext &ParsedUnit::ast() { return unit->getASTContext(); }
 
@@ -446,10 +452,16 @@ ParsedUnit::parse(const std::string &file, const std::string &code,
                   const std::vector<std::string> &args) {
   std::unique_ptr<ParsedUnit> u(new ParsedUnit());
   u->source = code;
-  u->unit = tooling::buildASTFromCodeWithArgs(code, args, file, "cudal1");
+  // Outlives the unit, which keeps a pointer to it.
+  static thread_local IgnoringDiagConsumer ignore;
+  u->unit = tooling::buildASTFromCodeWithArgs(
+      code, args, file, "cudal1", std::make_shared<PCHContainerOperations>(),
+      tooling::getClangStripDependencyFileAdjuster(), tooling::FileContentMappings(),
+      quietParses ? &ignore : nullptr);
   if (!u->unit || u->unit->getDiagnostics().hasErrorOccurred())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "'%s' could not be parsed (see the errors above)",
+                                   quietParses ? "'%s' could not be parsed"
+                                               : "'%s' could not be parsed (see the errors above)",
                                    file.c_str());
   ParsedUnitBuilder::build(*u);
   return std::move(u);

@@ -49,11 +49,12 @@ std::string defaultTuneDBPath() {
 PlanLookup::PlanLookup(std::string path, unsigned busyTimeoutMs)
     : path(std::move(path)), busyTimeoutMs(busyTimeoutMs) {}
 
-std::optional<BestChoice> PlanLookup::find(const BestQuery &query) {
-  auto warn = [&](std::string w) {
-    if (std::find(warnings.begin(), warnings.end(), w) == warnings.end())
-      warnings.push_back(std::move(w));
-  };
+void PlanLookup::warn(std::string w) {
+  if (std::find(warnings.begin(), warnings.end(), w) == warnings.end())
+    warnings.push_back(std::move(w));
+}
+
+bool PlanLookup::open() {
   if (!tried) {
     tried = true;
     TuneDBOptions o;
@@ -65,7 +66,11 @@ std::optional<BestChoice> PlanLookup::find(const BestQuery &query) {
     else
       db.emplace(std::move(*opened));
   }
-  if (!db)
+  return db.has_value();
+}
+
+std::optional<BestChoice> PlanLookup::find(const BestQuery &query) {
+  if (!open())
     return std::nullopt;
   Expected<std::optional<BestChoice>> found = db->bestPlan(query);
   if (!found) {
@@ -73,6 +78,17 @@ std::optional<BestChoice> PlanLookup::find(const BestQuery &query) {
     return std::nullopt;
   }
   return std::move(*found);
+}
+
+std::vector<TuneDB::TunedKernel> PlanLookup::tunedKernels(StringRef gpuArch) {
+  if (!open())
+    return {};
+  Expected<std::vector<TuneDB::TunedKernel>> ks = db->tunedKernels(gpuArch);
+  if (!ks) {
+    warn(toString(ks.takeError()) + "; compiling the original code");
+    return {};
+  }
+  return std::move(*ks);
 }
 
 std::vector<std::string> PlanLookup::takeWarnings() { return std::exchange(warnings, {}); }

@@ -731,6 +731,26 @@ Expected<std::optional<BestChoice>> TuneDB::bestPlan(const BestQuery &q) {
   return c;
 }
 
+Expected<std::vector<TuneDB::TunedKernel>> TuneDB::tunedKernels(StringRef gpuArch) {
+  Expected<sqlite3_stmt *> s = impl->statement(
+      "SELECT k.key, k.name, g.arch, g.name, b.shape, p.text FROM kernels k "
+      "JOIN best b ON b.kernel_id = k.id JOIN gpus g ON g.id = b.gpu_id "
+      "JOIN plans p ON p.id = b.plan_id WHERE ?1 = '' OR g.arch = ?1 "
+      "ORDER BY k.key, g.arch, g.name, b.shape");
+  if (!s)
+    return s.takeError();
+  Bound b(*s);
+  b.text(1, gpuArch.str());
+  std::vector<TunedKernel> out;
+  int rc;
+  while ((rc = b.step()) == SQLITE_ROW)
+    out.push_back({columnText(*s, 0), columnText(*s, 1), columnText(*s, 2), columnText(*s, 3),
+                   columnText(*s, 4), columnText(*s, 5)});
+  if (rc != SQLITE_DONE)
+    return impl->fail(rc, "listing tuned kernels");
+  return out;
+}
+
 Error TuneDB::forEachMeasurement(function_ref<Error(const Measurement &)> fn) {
   // Prepared afresh: `fn` may use this TuneDB's cached statements.
   const char *sql =

@@ -1,6 +1,7 @@
 // cudal1-opt: the standalone source-to-source tool. Flags are parsed here;
 // the work happens in the libraries (docs/cudal1-opt.md).
 #include "cudal1/Analysis/AnalysisReport.h"
+#include "cudal1/Apply/ApplyBest.h"
 #include "cudal1/Config.h"
 #include "cudal1/Frontend/CompileFlags.h"
 #include "cudal1/Frontend/Frontend.h"
@@ -41,6 +42,18 @@ cl::opt<std::string> planText("plan", cl::desc("Apply a plan, e.g. '@k: unroll(l
 cl::opt<bool> instrument("instrument",
                           cl::desc("Wrap every launch in the capture runtime (for captures)"),
                           cl::cat(category));
+cl::opt<bool> applyBest("apply",
+                         cl::desc("Apply the tuning database's best plans (what the plugin "
+                                  "compiles in apply mode)"),
+                         cl::cat(category));
+cl::opt<std::string> gpuArch("gpu-arch",
+                             cl::desc("With --apply: the architecture tuned for (default: the "
+                                      "one the database has)"),
+                             cl::value_desc("sm_NN"), cl::cat(category));
+cl::opt<std::string> gpuName("gpu",
+                             cl::desc("With --apply: the GPU model (default: the best of any "
+                                      "model of the architecture)"),
+                             cl::value_desc("name"), cl::cat(category));
 cl::opt<bool> dbStats("db-stats", cl::desc("Summarise the tuning database (no input file)"),
                       cl::cat(category));
 cl::opt<std::string> dbPath("db",
@@ -186,6 +199,7 @@ int main(int argc, char **argv) {
                                    "  cudal1-opt FILE.cu --tune [--budget N] [--strategy S] [--db PATH] -o OUT.cu\n"
                                    "  cudal1-opt FILE.cu --emit-bundle DIR [--budget N]   (then cudal1-eval DIR)\n"
                                    "  cudal1-opt FILE.cu --import-results DIR [--db PATH] -o OUT.cu\n"
+                                   "  cudal1-opt FILE.cu --apply [--db PATH] [--gpu-arch sm_NN] -o OUT.cu\n"
                                    "  cudal1-opt FILE.cu --analyze -p BUILD-DIR\n"
                                    "  cudal1-opt --db-stats [--db PATH]\n",
                                    &errs()))
@@ -193,7 +207,7 @@ int main(int argc, char **argv) {
   if (dbStats) {
     if (!inputFile.empty() || analyze.getNumOccurrences() ||
         listTransformsOpt.getNumOccurrences() || planText.getNumOccurrences() || instrument ||
-        tune || emitBundle.getNumOccurrences() || importResults.getNumOccurrences() ||
+        tune || applyBest || emitBundle.getNumOccurrences() || importResults.getNumOccurrences() ||
         !buildPath.empty() || haveDashDash) {
       WithColor::error(errs(), "cudal1-opt")
           << "--db-stats takes no input file and is exclusive with the other modes\n";
@@ -216,9 +230,9 @@ int main(int argc, char **argv) {
     return Ok;
   }
   bool tuning = tune || emitBundle.getNumOccurrences() || importResults.getNumOccurrences();
-  if (dbPath.getNumOccurrences() && !tuning) {
+  if (dbPath.getNumOccurrences() && !tuning && !applyBest) {
     WithColor::error(errs(), "cudal1-opt")
-        << "--db is used only with --db-stats, --tune and --import-results\n";
+        << "--db is used only with --db-stats, --tune, --import-results and --apply\n";
     return UsageError;
   }
   bool judging = tune || importResults.getNumOccurrences();
@@ -231,24 +245,29 @@ int main(int argc, char **argv) {
     WithColor::error(errs(), "cudal1-opt") << "--report-ceilings needs --report FILE\n";
     return UsageError;
   }
+  if ((gpuArch.getNumOccurrences() || gpuName.getNumOccurrences()) && !applyBest) {
+    WithColor::error(errs(), "cudal1-opt") << "--gpu-arch and --gpu are used only with --apply\n";
+    return UsageError;
+  }
   if (inputFile.empty()) {
     WithColor::error(errs(), "cudal1-opt") << "no input file (see --help)\n";
     return UsageError;
   }
   int modes = (analyze.getNumOccurrences() > 0) + (listTransformsOpt.getNumOccurrences() > 0) +
               (planText.getNumOccurrences() > 0) + (instrument ? 1 : 0) + (tune ? 1 : 0) +
-              (emitBundle.getNumOccurrences() > 0) + (importResults.getNumOccurrences() > 0);
+              (emitBundle.getNumOccurrences() > 0) + (importResults.getNumOccurrences() > 0) +
+              (applyBest ? 1 : 0);
   modes += planFile.getNumOccurrences() > 0;
   if (modes == 0) {
     WithColor::error(errs(), "cudal1-opt")
         << "nothing to do: give --analyze, --list-transforms, --plan, --instrument, --tune, "
-           "--emit-bundle or --import-results (see --help)\n";
+           "--emit-bundle, --import-results or --apply (see --help)\n";
     return UsageError;
   }
   if (modes > 1) {
     WithColor::error(errs(), "cudal1-opt")
-        << "--analyze, --list-transforms, --plan, --instrument, --tune, --emit-bundle and "
-           "--import-results are exclusive\n";
+        << "--analyze, --list-transforms, --plan, --instrument, --tune, --emit-bundle, "
+           "--import-results and --apply are exclusive\n";
     return UsageError;
   }
   std::string format = analyze.getNumOccurrences()
@@ -351,6 +370,24 @@ int main(int argc, char **argv) {
       to.reportCeilings = reportCeilings;
       return cudal1::runTuneMode(in, to);
     }
+    if (applyBest) {
+      cudal1::ApplyOptions ao;
+      ao.dbPath = dbPath.getNumOccurrences() ? dbPath.getValue() : cudal1::defaultTuneDBPath();
+      ao.gpuArch = gpuArch;
+      ao.gpuName = gpuName;
+      Expected<cudal1::ApplyResult> r = cudal1::applyBestPlans(in, ao);
+      if (!r) {
+        WithColor::error(errs(), "cudal1-opt") << toString(r.takeError()) << "\n";
+        return InputError;
+      }
+      for (const std::string &w : r->warnings)
+        WithColor::warning(errs(), "cudal1-opt") << w << "\n";
+      for (const cudal1::AppliedPlan &p : r->applied)
+        WithColor::note(errs(), "cudal1-opt") << "applied " << p.plan << "\n";
+      if (r->applied.empty())
+        WithColor::note(errs(), "cudal1-opt") << "no tuned plan applies; the output is the input\n";
+      out = std::move(r->source);
+    } else {
     Expected<std::string> result = plan         ? cudal1::applyPlan(in, *plan)
                                    : instrument ? cudal1::instrumentSource(in)
                                                 : cudal1::listTransforms(in, format == "json");
@@ -361,6 +398,7 @@ int main(int argc, char **argv) {
       return plan ? PlanRefused : InputError;
     }
     out = std::move(*result);
+    }
   }
   if (Error e = cudal1::writeFileAtomically(outputFile, out)) {
     WithColor::error(errs(), "cudal1-opt") << toString(std::move(e)) << "\n";

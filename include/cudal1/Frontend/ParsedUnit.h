@@ -23,6 +23,20 @@ class Stmt;
 
 namespace cudal1 {
 
+/// While one is alive, parses on this thread report no diagnostics: the
+/// plugin's private parses must not show in a user's build (a failed parse
+/// is still an error, with a one-line reason).
+class QuietParses {
+public:
+  QuietParses();
+  ~QuietParses();
+  QuietParses(const QuietParses &) = delete;
+  QuietParses &operator=(const QuietParses &) = delete;
+
+private:
+  bool saved;
+};
+
 class ParsedUnit {
 public:
   /// Parses `code` as the contents of `file` (includes resolve next to

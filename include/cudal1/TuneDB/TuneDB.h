@@ -120,6 +120,14 @@ public:
   llvm::Error setBest(const BestChoice &choice);
   /// None when nothing was chosen for the query.
   llvm::Expected<std::optional<BestChoice>> bestPlan(const BestQuery &query);
+  /// The best choices on an architecture (every architecture when
+  /// `gpuArch` is empty), with the kernel's name: what the plugin checks
+  /// before it parses anything, and what its cache of derived sources is
+  /// keyed on.
+  struct TunedKernel {
+    std::string key, name, arch, gpu, shape, plan;
+  };
+  llvm::Expected<std::vector<TunedKernel>> tunedKernels(llvm::StringRef gpuArch);
 
   /// Every measurement in recording order (for training); stops at the
   /// first error `fn` returns.
@@ -150,10 +158,15 @@ class PlanLookup {
 public:
   explicit PlanLookup(std::string path, unsigned busyTimeoutMs = 200);
   std::optional<BestChoice> find(const BestQuery &query);
+  /// TuneDB::tunedKernels; empty (with a warning) when the file is unusable.
+  std::vector<TuneDB::TunedKernel> tunedKernels(llvm::StringRef gpuArch);
   /// Warnings since the last call; a failure to open is reported once.
   std::vector<std::string> takeWarnings();
 
 private:
+  bool open();
+  void warn(std::string w);
+
   std::string path;
   unsigned busyTimeoutMs;
   bool tried = false;

@@ -1,0 +1,61 @@
+// Applying the tuning database's best plans to a translation unit at build
+// time: what the Clang plugin does in `apply` mode and what
+// `cudal1-opt --apply` does for builds that do not use clang (docs/Plugin.md).
+#ifndef CUDAL1_APPLY_APPLYBEST_H
+#define CUDAL1_APPLY_APPLYBEST_H
+
+#include "cudal1/Rewrite/PlanDriver.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cudal1 {
+
+struct ApplyOptions {
+  std::string dbPath;
+  /// The architecture the database was tuned on ("sm_90"). Empty: the one
+  /// architecture the database has plans for; with several, nothing applies.
+  std::string gpuArch;
+  /// Empty: the best of any GPU model of that architecture.
+  std::string gpuName;
+  /// Where derived sources are kept, keyed by a hash of the source, the
+  /// arguments and every best choice that could apply to it; empty: none.
+  /// The host and device jobs of one compile, and later builds of an
+  /// unchanged file, then derive once. Trusted like the build directory.
+  std::string cacheDir;
+};
+
+struct AppliedPlan {
+  std::string kernel; ///< name, or "(host)" for program-level steps
+  std::string key;
+  std::string plan;
+  std::optional<double> speedup, lo, hi;
+};
+
+struct ApplyResult {
+  /// The rewritten source; the input unchanged when nothing applies.
+  std::string source;
+  bool changed = false;
+  /// False when the cheap check (is any tuned kernel named in this file?)
+  /// said no and nothing was parsed.
+  bool parsed = false;
+  /// Taken from ApplyOptions::cacheDir (then `applied` is empty; the
+  /// source's first line names the plan).
+  bool cached = false;
+  std::vector<AppliedPlan> applied;
+  /// For the user: database problems, plans that no longer apply.
+  std::vector<std::string> warnings;
+};
+
+/// Looks up the best plan of every kernel of `in` (by kernel key, so that a
+/// changed kernel falls back to its original until it is retuned) and of its
+/// host code, and applies them together. A plan that no longer applies or
+/// conflicts with another is left out with a warning. Never fails because
+/// of the database (a missing or damaged one means "no plans"); an error
+/// means the source could not be analysed.
+llvm::Expected<ApplyResult> applyBestPlans(const RewriteInput &in, const ApplyOptions &options);
+
+} // namespace cudal1
+
+#endif
