@@ -24,6 +24,8 @@ for var in ["HOME", "TMPDIR", "CUDA_VISIBLE_DEVICES"]:
 config.substitutions.append(("%python", config.python))
 config.substitutions.append(("%src_root", config.cudal1_src_root))
 config.substitutions.append(("%cuda_root", config.cuda_root))
+config.substitutions.append(("%cudal1_tools", config.cudal1_tools_dir))
+config.substitutions.append(("%cudal1_obj", config.cudal1_obj_root))
 config.substitutions.append(("%cudal1_lib", os.path.join(config.cudal1_obj_root, "lib")))
 config.substitutions.append(("%cuda_shim", config.cuda_shim_path))
 config.substitutions.append(("%cuda_stub_include", config.cuda_stub_include))
