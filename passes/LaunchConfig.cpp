@@ -6,8 +6,11 @@
 #include "cudal1/Rewrite/RewriteUtils.h"
 
 #include "clang/AST/ASTContext.h"
+#include "clang/AST/Attr.h"
 #include "clang/AST/Expr.h"
 #include "clang/Rewrite/Core/Rewriter.h"
+
+#include <optional>
 
 #define DEBUG_TYPE "launch-config"
 
@@ -31,6 +34,26 @@ const std::vector<std::string> &shapes(unsigned dims) {
   return dims == 1 ? d1 : dims == 2 ? d2 : d3;
 }
 
+/// The kernel's __launch_bounds__ thread limit, when it is a constant: a
+/// launch with more threads per block fails at run time.
+std::optional<unsigned> launchBoundsLimit(TransformContext &ctx, unsigned kernel) {
+  const FunctionDecl *fd = ctx.unit.kernelDecl(kernel);
+  const auto *lb = fd ? fd->getAttr<CUDALaunchBoundsAttr>() : nullptr;
+  if (!lb || !lb->getMaxThreads())
+    return std::nullopt;
+  std::optional<llvm::APSInt> v = lb->getMaxThreads()->getIntegerConstantExpr(ctx.unit.ast());
+  if (!v || v->isNegative())
+    return std::nullopt;
+  return unsigned(v->getZExtValue());
+}
+
+unsigned threadsOf(const std::vector<unsigned> &dims) {
+  unsigned n = 1;
+  for (unsigned d : dims)
+    n *= d;
+  return n;
+}
+
 } // namespace
 
 std::string LaunchConfig::legality(TransformContext &ctx, Target t) const {
@@ -47,6 +70,10 @@ std::string LaunchConfig::legality(TransformContext &ctx, Target t) const {
     return "the kernel uses warp-level intrinsics";
   if (std::string why = dependsOnlyOnGlobalIds(ctx, t.kernel); !why.empty())
     return why;
+  if (std::optional<unsigned> limit = launchBoundsLimit(ctx, t.kernel))
+    if (threadsOf(*parseDims(shapes(kernelDims(ctx, t.kernel)).front())) > *limit)
+      return "the kernel's __launch_bounds__(" + std::to_string(*limit) +
+             ") is below every block shape offered";
   for (unsigned which : {0u, 1u}) {
     const Expr *e = launchConfigArg(ctx, t.launch, which);
     if (e)
@@ -60,7 +87,12 @@ std::string LaunchConfig::legality(TransformContext &ctx, Target t) const {
 }
 
 std::vector<ParamSpace> LaunchConfig::space(TransformContext &ctx, Target t) const {
-  return {{"block", shapes(kernelDims(ctx, t.kernel))}};
+  std::optional<unsigned> limit = launchBoundsLimit(ctx, t.kernel);
+  std::vector<std::string> offered;
+  for (const std::string &s : shapes(kernelDims(ctx, t.kernel)))
+    if (!limit || threadsOf(*parseDims(s)) <= *limit)
+      offered.push_back(s);
+  return {{"block", offered}};
 }
 
 std::string LaunchConfig::checkParams(TransformContext &ctx, Target t, const PlanStep &step) const {
@@ -75,6 +107,10 @@ std::string LaunchConfig::checkParams(TransformContext &ctx, Target t, const Pla
     threads *= d;
   if (threads > 1024)
     return "block=" + *b + " has more than 1024 threads";
+  if (std::optional<unsigned> limit = launchBoundsLimit(ctx, t.kernel); limit && threads > *limit)
+    return "block=" + *b + " has " + std::to_string(threads) +
+           " threads, more than the kernel's __launch_bounds__(" + std::to_string(*limit) +
+           ") allows";
   if (dims->size() < kernelDims(ctx, t.kernel))
     return "the kernel uses " + std::to_string(kernelDims(ctx, t.kernel)) +
            " thread dimensions; block=" + *b + " has fewer";

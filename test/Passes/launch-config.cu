@@ -12,6 +12,15 @@
 // RUN: not cudal1-opt %s --plan '@#0: launch-config(block=2048)' 2>&1 | FileCheck %s --check-prefix=BIG
 // RUN: not cudal1-opt %s --plan '@#0: launch-config(block=256, size=2)' 2>&1 | FileCheck %s --check-prefix=PARAM
 // RUN: cudal1-opt %s --plan '@#5: launch-config(block=128)' -o - | grep -v "^ *// [A-Z-]*:" | FileCheck %s --check-prefix=GRIDSTRIDE
+// A block above an earlier step's __launch_bounds__ would fail at launch (the
+// H200 sweep found six such compositions), so it is refused; the listing
+// after launch-bounds offers only the shapes within the bound.
+// RUN: not cudal1-opt %s --plan '@saxpy: launch-bounds(threads=256); @#0: launch-config(block=512)' 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BOUNDS
+// BOUNDS: block=512 has 512 threads, more than the kernel's __launch_bounds__(256) allows
+// RUN: cudal1-opt %s --plan '@saxpy: launch-bounds(threads=256)' -o %t.lb.cu
+// RUN: cudal1-opt %t.lb.cu --list-transforms | FileCheck %s --check-prefix=BOUNDS-LIST
+// BOUNDS-LIST: launch-config(block=64|128|256){{$}}
 
 __global__ void saxpy(int n, float a, const float *x, float *y) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
