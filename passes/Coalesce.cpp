@@ -168,17 +168,6 @@ StrideCount countStrides(TransformContext &ctx, unsigned kernel) {
   return c;
 }
 
-/// The launches of the kernel and its sibling instantiations, one per
-/// source location (a launch in a host template is seen once per instantiation).
-std::vector<unsigned> distinctLaunches(TransformContext &ctx, unsigned kernel) {
-  std::vector<unsigned> out;
-  std::set<std::string> seen;
-  for (unsigned s : kernelsSharingDefinition(ctx.model(), kernel))
-    for (unsigned id : ctx.launchesOf(s))
-      if (seen.insert(ctx.model().launches[id].pos.str()).second)
-        out.push_back(id);
-  return out;
-}
 
 /// A call in `e` to a function that may have side effects (not constexpr,
 /// not from a system header), or "".

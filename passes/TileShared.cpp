@@ -384,17 +384,6 @@ bool hasEffects(ASTContext &ast, const Expr *e) {
   return call;
 }
 
-/// The launches of the kernel and of its sibling instantiations, one per
-/// source location.
-std::vector<unsigned> distinctLaunches(TransformContext &ctx, unsigned kernel) {
-  std::vector<unsigned> out;
-  std::set<std::string> seen;
-  for (unsigned s : kernelsSharingDefinition(ctx.model(), kernel))
-    for (unsigned id : ctx.launchesOf(s))
-      if (seen.insert(ctx.model().launches[id].pos.str()).second)
-        out.push_back(id);
-  return out;
-}
 
 /// The declarations before the bounds check. Register blocking re-declares
 /// the ones a statement uses for each of a thread's rows: those that depend

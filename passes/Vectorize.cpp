@@ -419,15 +419,6 @@ std::string analyze(TransformContext &ctx, unsigned kernel, Shape &shape) {
   return "";
 }
 
-/// The launches of a kernel, one per source location.
-std::vector<unsigned> distinctLaunches(TransformContext &ctx, unsigned kernel) {
-  std::vector<unsigned> out;
-  std::set<std::string> seen;
-  for (unsigned id : ctx.launchesOf(kernel))
-    if (seen.insert(ctx.model().launches[id].pos.str()).second)
-      out.push_back(id);
-  return out;
-}
 
 std::string launchProblem(TransformContext &ctx, unsigned kernel) {
   for (unsigned id : distinctLaunches(ctx, kernel)) {

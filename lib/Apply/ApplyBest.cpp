@@ -161,25 +161,23 @@ Expected<ApplyResult> applyBestPlans(const RewriteInput &in, const ApplyOptions 
 
   // Some plan no longer applies, or two conflict: keep the best ones that
   // apply together, most certain first.
-  std::vector<AppliedPlan> order = found;
-  std::stable_sort(order.begin(), order.end(), [](const AppliedPlan &a, const AppliedPlan &b) {
-    return a.lo.value_or(0) > b.lo.value_or(0);
+  std::vector<size_t> order(found.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return found[a].lo.value_or(0) > found[b].lo.value_or(0);
   });
-  std::vector<AppliedPlan> kept;
+  std::vector<size_t> kept; // indices into `found`, kept in source order
   std::string source;
-  for (const AppliedPlan &p : order) {
-    std::vector<AppliedPlan> trial = kept;
-    trial.push_back(p);
-    // Back in source order: the order plans were verified in.
-    std::stable_sort(trial.begin(), trial.end(), [&](const AppliedPlan &a, const AppliedPlan &b) {
-      auto pos = [&](const AppliedPlan &x) {
-        return find_if(found, [&](const AppliedPlan &f) { return f.key == x.key; }) -
-               found.begin();
-      };
-      return pos(a) < pos(b);
-    });
-    Expected<std::string> s = derive(trial);
+  for (size_t i : order) {
+    std::vector<size_t> trial = kept;
+    trial.insert(std::upper_bound(trial.begin(), trial.end(), i), i);
+    std::vector<AppliedPlan> plans;
+    for (size_t j : trial)
+      plans.push_back(found[j]);
+    Expected<std::string> s = derive(plans);
     if (!s) {
+      const AppliedPlan &p = found[i];
       r.warnings.push_back("the tuned plan of " +
                            (p.kernel == "(host)" ? std::string("the host code")
                                                  : "kernel '" + p.kernel + "'") +
@@ -191,7 +189,8 @@ Expected<ApplyResult> applyBestPlans(const RewriteInput &in, const ApplyOptions 
   }
   if (!kept.empty()) {
     r.source = std::move(source);
-    r.applied = std::move(kept);
+    for (size_t j : kept)
+      r.applied.push_back(found[j]);
     r.changed = true;
   }
   return remember(r);

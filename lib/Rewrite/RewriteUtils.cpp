@@ -1,5 +1,7 @@
 // Helpers shared by the passes.
 #include "cudal1/Rewrite/RewriteUtils.h"
+
+#include <set>
 #include "cudal1/Analysis/AffineIndex.h"
 
 #include "clang/AST/ASTContext.h"
@@ -208,4 +210,14 @@ std::string cudal1::referencedOutsideLaunches(TransformContext &ctx, unsigned k)
     if (ast.getSourceManager().isInMainFile(ast.getSourceManager().getFileLoc(d->getLocation())))
       refs.TraverseDecl(d);
   return refs.why;
+}
+
+std::vector<unsigned> cudal1::distinctLaunches(TransformContext &ctx, unsigned kernel) {
+  std::vector<unsigned> out;
+  std::set<std::string> seen;
+  for (unsigned s : kernelsSharingDefinition(ctx.model(), kernel))
+    for (unsigned id : ctx.launchesOf(s))
+      if (seen.insert(ctx.model().launches[id].pos.str()).second)
+        out.push_back(id);
+  return out;
 }

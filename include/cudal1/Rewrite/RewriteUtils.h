@@ -54,6 +54,11 @@ std::string dependsOnlyOnGlobalIds(TransformContext &ctx, unsigned kernel);
 /// template, which one edit of the definition changes together).
 std::vector<unsigned> kernelsSharingDefinition(const ProgramModel &m, unsigned kernel);
 
+/// The launches of the kernel and of its sibling instantiations, one per
+/// source location (a launch in a host template is seen once per
+/// instantiation).
+std::vector<unsigned> distinctLaunches(TransformContext &ctx, unsigned kernel);
+
 /// "" unless the kernel is referenced outside a <<<>>> launch (e.g. through
 /// cudaLaunchKernel or a function pointer; attribute and occupancy queries
 /// are fine): then some of its launches are invisible, and the reason says where.
