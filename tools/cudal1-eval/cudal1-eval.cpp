@@ -18,7 +18,7 @@ namespace {
 const char *kUsage =
     "usage: cudal1-eval BUNDLE [--gpu N] [--jobs J] [--time-budget S]\n"
     "                   [--window S] [--timeout S] [--seed N] [--keep-work DIR]\n"
-    "                   [-o RESULTS]\n"
+    "                   [--rounds N] [--race K] [-o RESULTS]\n"
     "       cudal1-eval --probe [--gpu N]   (exit 77 when there is no GPU)\n"
     "\n"
     "Compiles the bundle's variants, verifies each against the double-precision\n"
@@ -31,7 +31,11 @@ const char *kUsage =
     "  --time-budget S  seconds for the whole evaluation (default: none)\n"
     "  --window S       timing window (default: 0.25 s per candidate, 2..30)\n"
     "  --timeout S      limit per verification worker (default 30)\n"
-    "  --verify-jobs N  verification workers at a time (default 1)\n";
+    "  --verify-jobs N  verification workers at a time (default 1)\n"
+    "Program bundles:\n"
+    "  --rounds N       timing rounds (default 15)\n"
+    "  --race K         time only the K variants fastest in their (serial)\n"
+    "                   verification runs; 0 (default): all verified ones\n";
 
 bool number(const char *s, double &out) {
   char *end = nullptr;
@@ -50,6 +54,7 @@ int main(int argc, char **argv) {
   cuda::WorkerArgs worker;
   std::string bundleDir, output;
   bool probe = false;
+  int rounds = 15, race = 0; // program bundles only
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const char *flag) -> const char * {
@@ -85,6 +90,10 @@ int main(int argc, char **argv) {
       opts.timeBudget = num("--time-budget");
     else if (a == "--window")
       opts.window = worker.windowSeconds = num("--window");
+    else if (a == "--rounds")
+      rounds = std::max(1, int(num("--rounds")));
+    else if (a == "--race")
+      race = int(num("--race"));
     else if (a == "--verify-jobs")
       opts.verifyParallel = std::max(1, int(num("--verify-jobs")));
     else if (a == "--timeout")
@@ -146,6 +155,8 @@ int main(int argc, char **argv) {
     ProgramEvalOptions po;
     po.jobs = opts.jobs;
     po.timeBudget = opts.timeBudget;
+    po.maxRounds = rounds;
+    po.raceKeep = race;
     po.seed = opts.seed;
     po.progress = opts.progress;
     if (opts.keepWork)

@@ -366,6 +366,7 @@ int runTuneMode(const RewriteInput &in, const TuneModeOptions &o) {
     return InputError;
   }
   ProgramEvalOptions po;
+  po.raceKeep = int(o.race);
   ProgramEvaluator ev(setup, po, keys, names);
   llvm::Expected<TuneResult> r = tuner.run(ev);
   if (terminal)

@@ -15,6 +15,7 @@ struct TuneModeOptions {
   std::string bundleDir;
   unsigned budget = 32;
   double timeLimit = 0;
+  unsigned race = 0;       ///< --tune: time only this many per round (0: all)
   std::string strategy = "heuristic";
   uint64_t seed = 1;
   std::string dbPath;      ///< empty: no database

@@ -76,6 +76,10 @@ cl::opt<unsigned> budget("budget", cl::desc("Variants to evaluate (default 32)")
                          cl::init(32), cl::cat(category));
 cl::opt<double> timeLimit("time-limit", cl::desc("Seconds for tuning (default: none)"),
                           cl::init(0), cl::cat(category));
+cl::opt<unsigned> race("race",
+                       cl::desc("--tune: per round, time only the N variants fastest in "
+                                "their verification runs (default 0: all)"),
+                       cl::init(0), cl::cat(category));
 cl::opt<std::string> strategyName("strategy", cl::desc("heuristic (default) or random"),
                                   cl::init("heuristic"), cl::cat(category));
 cl::opt<unsigned> seed("seed", cl::desc("Seed of the random strategy"), cl::init(1),
@@ -245,6 +249,11 @@ int main(int argc, char **argv) {
     WithColor::error(errs(), "cudal1-opt") << "--report-ceilings needs --report FILE\n";
     return UsageError;
   }
+  if (race.getNumOccurrences() && !tune) {
+    WithColor::error(errs(), "cudal1-opt")
+        << "--race is used only with --tune (for a bundle: cudal1-eval --race)\n";
+    return UsageError;
+  }
   if ((gpuArch.getNumOccurrences() || gpuName.getNumOccurrences()) && !applyBest) {
     WithColor::error(errs(), "cudal1-opt") << "--gpu-arch and --gpu are used only with --apply\n";
     return UsageError;
@@ -356,6 +365,7 @@ int main(int argc, char **argv) {
       to.bundleDir = emitBundle.getNumOccurrences() ? emitBundle : importResults;
       to.budget = budget;
       to.timeLimit = timeLimit;
+      to.race = race;
       to.strategy = strategyName;
       to.seed = seed;
       if (to.mode != cudal1::TuneModeOptions::EmitBundle)

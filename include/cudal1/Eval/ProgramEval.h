@@ -20,6 +20,11 @@ struct ProgramEvalOptions {
   int jobs = 0;              ///< parallel builds; 0: all cores
   double timeBudget = 0;     ///< seconds for the timing rounds; 0: none
   int maxRounds = 15;        ///< timing rounds; a time budget may end them sooner
+  /// Racing: when more variants verify, only the `raceKeep` fastest by
+  /// their verification run (one serial run each, timed like every run)
+  /// enter the timing rounds; 0 times them all. The others stay verified
+  /// `ok`, untimed, with the reason in their details.
+  int raceKeep = 0;
   double runTimeout = 60;    ///< per run of a program (a hang is killed)
   std::string workDir;       ///< empty: a fresh directory under $TMPDIR
   bool keepWork = false;

@@ -227,3 +227,55 @@ TEST(ProgramEval, RecordsSamplesAndFloor) {
   EXPECT_DOUBLE_EQ(back->find("original")->floorBytes, 2e9);
   runProcess({"rm", "-rf", dir}, 30);
 }
+
+// Racing: the verification runs rank the verified variants and only the K
+// fastest are timed; the rest stay verified and untimed, with the reason. A
+// wrong variant is never among them, however fast it is.
+TEST(ProgramEval, RaceTimesOnlyTheFastestVerified) {
+  std::string dir = makeTempDir();
+  ProgramBundle b = scriptBundle(dir);
+  b.timeRegex = "^gpu_ms=(\\S+)";
+  writeScript(dir + "/original.sh", "echo checksum=1; echo gpu_ms=50");
+  const std::pair<const char *, const char *> variants[] = {
+      {"v40", "echo checksum=1; echo gpu_ms=40"},
+      {"v10", "echo checksum=1; echo gpu_ms=10"},
+      {"v60", "echo checksum=1; echo gpu_ms=60"},
+      {"v20", "echo checksum=1; echo gpu_ms=20"},
+      {"wrong", "echo checksum=2; echo gpu_ms=1"}};
+  for (const auto &[id, body] : variants) {
+    writeScript(dir + "/" + id + ".sh", body);
+    b.variants.push_back({id, std::string(id) + ".sh", false});
+  }
+  ProgramEvalOptions opts;
+  opts.jobs = 2;
+  opts.maxRounds = 3;
+  opts.raceKeep = 2;
+  Expected<EvalResults> r = evaluateProgramBundle(b, opts);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  for (const char *id : {"v10", "v20"}) {
+    const VariantResult *v = r->find(id);
+    ASSERT_TRUE(v);
+    EXPECT_EQ(v->outcome, Outcome::Ok) << id;
+    EXPECT_TRUE(v->timed) << id;
+    EXPECT_EQ(v->samplesMs.size(), 3u) << id;
+  }
+  for (const char *id : {"v40", "v60"}) {
+    const VariantResult *v = r->find(id);
+    ASSERT_TRUE(v);
+    EXPECT_EQ(v->outcome, Outcome::Ok) << id;
+    EXPECT_FALSE(v->timed) << id;
+    ASSERT_FALSE(v->details.empty()) << id;
+    EXPECT_NE(v->details.back().find("not among the 2 fastest"),
+              std::string::npos)
+        << v->details.back();
+  }
+  EXPECT_EQ(r->find("wrong")->outcome, Outcome::Wrong);
+  EXPECT_GT(r->find("v10")->speedup, 4.0);
+  // Without racing every verified variant is timed.
+  opts.raceKeep = 0;
+  r = evaluateProgramBundle(b, opts);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_TRUE(r->find("v40")->timed);
+  EXPECT_TRUE(r->find("v60")->timed);
+  runProcess({"rm", "-rf", dir}, 30);
+}
