@@ -93,6 +93,17 @@ public:
     // 2. Single steps in rank order.
     for (const TuneStep *s : ranked)
       add(Proposal{{*s}});
+    // 3. With the singles spent and nothing measured yet to extend (the
+    // split path proposes a whole budget in one round), pairs of the
+    // highest-ranked compatible steps, best rank sum first.
+    for (size_t sum = 1; out.size() < count && sum + 1 < 2 * ranked.size();
+         ++sum)
+      for (size_t i = sum > ranked.size() - 1 ? sum - (ranked.size() - 1) : 0;
+           i < (sum + 1) / 2; ++i) {
+        const TuneStep &a = *ranked[i], &b = *ranked[sum - i];
+        if (compatible({a}, b))
+          add(Proposal{{a, b}});
+      }
     return out;
   }
 

@@ -198,3 +198,35 @@ TEST(Strategy, UnknownNameIsNull) {
   EXPECT_LT(heuristicRank({"@k", "warp-reduce", {}, false}),
             heuristicRank({"@k", "launch-config", {{"block", "128"}}, false}));
 }
+
+// One round asking for more plans than there are single steps (the split
+// path's whole budget): after the singles in rank order come pairs of
+// compatible steps, the best-ranked first, none repeated.
+TEST(Strategy, HeuristicPairsFollowTheSingles) {
+  TuneKernel k;
+  k.name = "k";
+  k.steps = {{"@k", "restrict", {}, false},
+             {"@k", "warp-reduce", {}, false},
+             {"@k", "unroll", {{"loop", "0"}, {"factor", "4"}}, false},
+             {"@k", "unroll", {{"loop", "0"}, {"factor", "8"}}, false},
+             {"@k", "vectorize", {{"width", "16"}}, true}}; // fast-math: never
+  std::unique_ptr<SearchStrategy> st = makeStrategy("heuristic", 1);
+  std::vector<Proposal> p = st->propose(k, {}, 20);
+  std::vector<std::string> texts;
+  for (const Proposal &x : p)
+    texts.push_back(x.text());
+  ASSERT_EQ(texts.size(), 4u + 5u) << ::testing::PrintToString(texts);
+  EXPECT_EQ(texts[0], "@k: warp-reduce");
+  EXPECT_EQ(texts[1], "@k: restrict");
+  EXPECT_EQ(texts[4], "@k: warp-reduce; @k: restrict");
+  // The two unrolls of one loop never pair; every pair is new.
+  std::set<std::string> seen;
+  for (const std::string &t : texts) {
+    EXPECT_TRUE(seen.insert(t).second) << t;
+    EXPECT_EQ(t.find("factor=4); @k: unroll"), std::string::npos) << t;
+  }
+  // A smaller count is the ranking's prefix.
+  std::vector<Proposal> few = st->propose(k, {}, 2);
+  ASSERT_EQ(few.size(), 2u);
+  EXPECT_EQ(few[1].text(), "@k: restrict");
+}
