@@ -44,9 +44,17 @@ ProgramOutput splitProgramOutput(const std::string &stdoutText,
                                  const ProgramBundle &bundle);
 
 /// Compares a variant's output with the original's. Numbers compare within
-/// rel/abs (integers exactly), widened where the original's two runs
-/// (`first`, `second`) differ; text compares exactly. Appends up to
-/// `maxMismatches` descriptions; true when everything matches.
+/// rel/abs (integers exactly), widened to four times the most any of the
+/// original's other runs (`others`) moved from its `first`; text compares
+/// exactly. Appends up to `maxMismatches` descriptions; true when
+/// everything matches.
+bool compareWithOriginalRuns(const std::vector<std::string> &first,
+                             const std::vector<std::vector<std::string>> &others,
+                             const std::vector<std::string> &variant,
+                             double rel, double abs,
+                             std::vector<std::string> &mismatches,
+                             size_t maxMismatches = 8);
+/// The same with two runs of the original.
 bool compareProgramOutputs(const std::vector<std::string> &first,
                            const std::vector<std::string> &second,
                            const std::vector<std::string> &variant,

@@ -279,3 +279,45 @@ TEST(ProgramEval, RaceTimesOnlyTheFastestVerified) {
   EXPECT_TRUE(r->find("v60")->timed);
   runProcess({"rm", "-rf", dir}, 30);
 }
+
+// A number that moves from run to run (a float-atomic sum) is judged by all
+// of the original's runs, not only its first two: here the original's first
+// two runs differ by 0.001 and its later ones by 0.05, and the variant's
+// later runs print a value inside that spread. Judged by the first two runs
+// alone it would be wrong after timing.
+TEST(ProgramEval, OriginalSpreadGrowsWithItsRuns) {
+  std::string dir = makeTempDir();
+  ProgramBundle b = scriptBundle(dir);
+  b.timeRegex = "^gpu_ms=(\\S+)";
+  const char *counter = "n=$(cat $0.n 2>/dev/null || echo 0); echo $((n+1)) > $0.n\n";
+  // Runs 1 and 2 verify; run 3 is the first timing round.
+  writeScript(dir + "/original.sh",
+              std::string(counter) +
+                  "case $n in 0) s=100.000;; 1) s=100.001;; *) s=100.05;; esac\n"
+                  "echo checksum=$s; echo gpu_ms=50");
+  // Verified with 100.000; from its third run (round 2, after the original
+  // ran in round 1) it prints 100.04.
+  writeScript(dir + "/drift.sh",
+              std::string(counter) +
+                  "case $n in 0|1) s=100.000;; *) s=100.04;; esac\n"
+                  "echo checksum=$s; echo gpu_ms=40");
+  b.variants.push_back({"drift", "drift.sh", false});
+  ProgramEvalOptions opts;
+  opts.jobs = 1;
+  opts.maxRounds = 4;
+  Expected<EvalResults> r = evaluateProgramBundle(b, opts);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  const VariantResult *v = r->find("drift");
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->outcome, Outcome::Ok)
+      << (v->details.empty() ? "" : v->details.back());
+  EXPECT_TRUE(v->timed);
+  // The first two runs alone allow max(1e-4 * 100, 4 * 0.001) = 0.01.
+  std::vector<std::string> mm;
+  EXPECT_FALSE(compareProgramOutputs({"checksum=100.000"}, {"checksum=100.001"},
+                                     {"checksum=100.04"}, 1e-4, 0, mm));
+  EXPECT_TRUE(compareWithOriginalRuns(
+      {"checksum=100.000"}, {{"checksum=100.001"}, {"checksum=100.05"}},
+      {"checksum=100.04"}, 1e-4, 0, mm));
+  runProcess({"rm", "-rf", dir}, 30);
+}
