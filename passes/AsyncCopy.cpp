@@ -165,51 +165,30 @@ std::string findSite(TransformContext &ctx, unsigned copy, Site &site) {
   // 3. The span: independent launches (none writes what the copy reads or
   //    mentions its destination) and error checks.
   VarSet fresh = freshAllocations(ast, fd);
-  bool after = false;
-  std::string firstWhy;
-  for (const Stmt *x : site.block->body()) {
-    if (!after) {
-      after = x == s;
-      continue;
-    }
-    if (auto *kc = dyn_cast<CUDAKernelCallExpr>(x)) {
-      int id = -1;
-      for (const LaunchSite &l : m.launches)
-        if (ctx.unit.launchExpr(l.id) == kc)
-          id = l.id;
-      std::string why;
-      if (id < 0 || m.launches[id].kernelIndex < 0)
-        why = "its kernel is not known";
-      else if (std::string h = hiddenEffects(kc->getDirectCallee()); !h.empty())
-        why = h;
-      else if (kc->HasSideEffects(ast, /*IncludePossibleEffects=*/false))
-        why = "its arguments have side effects";
-      else if (mentions(kc, dst))
-        why = "it uses the copy's destination '" + dst->getName().str() + "'";
-      else {
+  FollowingLaunches run = followingLaunches(
+      ctx, site.block, s, [&](unsigned id, const CUDAKernelCallExpr *kc) -> std::string {
+        if (std::string h = hiddenEffects(kc->getDirectCallee()); !h.empty())
+          return h;
+        if (kc->HasSideEffects(ast, /*IncludePossibleEffects=*/false))
+          return "its arguments have side effects";
+        if (mentions(kc, dst))
+          return "it uses the copy's destination '" + dst->getName().str() + "'";
         const KernelAnalysis &ka = ctx.analysis(m.launches[id].kernelIndex);
-        for (unsigned i = 0; i < ka.params.size() && i < kc->getNumArgs() && why.empty(); ++i) {
+        for (unsigned i = 0; i < ka.params.size() && i < kc->getNumArgs(); ++i) {
           if (!ka.params[i].writes)
             continue;
           const VarDecl *w = pointerBaseVar(kc->getArg(i));
           if (!w)
-            why = "a written pointer argument is not a plain variable";
-          else if (w == src || !(fresh.count(w) && fresh.count(src)))
-            why = "it writes '" + w->getName().str() + "', which may be the copy's source '" +
-                  src->getName().str() + "'";
+            return "a written pointer argument is not a plain variable";
+          if (w == src || !(fresh.count(w) && fresh.count(src)))
+            return "it writes '" + w->getName().str() + "', which may be the copy's source '" +
+                   src->getName().str() + "'";
         }
-      }
-      if (why.empty()) {
-        site.launches.push_back(id);
-        continue;
-      }
-      firstWhy = "launch #" + std::to_string(id) + ": " + why;
-    } else if (isErrorCheck(ast, x)) {
-      continue;
-    }
-    site.finishBefore = x;
-    break;
-  }
+        return "";
+      });
+  site.launches = run.launches;
+  site.finishBefore = run.stop;
+  const std::string &firstWhy = run.firstWhy;
   if (site.launches.empty())
     return firstWhy.empty() ? "no independent launch follows the copy in its block"
                             : "no independent launch follows the copy (" + firstWhy + ")";

@@ -68,38 +68,17 @@ std::string findSpan(TransformContext &ctx, unsigned a, Span &span) {
     return "the launch is not a statement of a block";
   const FunctionDecl *fd = ctx.unit.launchFunction(a);
   VarSet fresh = freshAllocations(ast, fd);
-  bool after = false;
-  std::string firstWhy;
-  for (const Stmt *s : span.block->body()) {
-    if (!after) {
-      after = s == ka;
-      continue;
-    }
-    if (auto *kc = dyn_cast<CUDAKernelCallExpr>(s)) {
-      int id = -1;
-      for (const LaunchSite &l : m.launches)
-        if (ctx.unit.launchExpr(l.id) == kc)
-          id = l.id;
-      std::string why;
-      if (id < 0 || m.launches[id].kernelIndex < 0)
-        why = "its kernel is not known";
-      else if (m.launches[id].stream != m.launches[a].stream)
-        why = "it uses another stream";
-      else if (std::string h = hiddenEffects(kc->getDirectCallee()); !h.empty())
-        why = h;
-      else
-        why = launchConflict(ctx, a, id, fresh, /*sameThreadOk=*/false);
-      if (why.empty()) {
-        span.launches.push_back(id);
-        continue;
-      }
-      firstWhy = "launch #" + std::to_string(id) + ": " + why;
-    } else if (isErrorCheck(ast, s)) {
-      continue;
-    }
-    span.joinBefore = s;
-    break;
-  }
+  FollowingLaunches run = followingLaunches(
+      ctx, span.block, ka, [&](unsigned id, const CUDAKernelCallExpr *kc) -> std::string {
+        if (m.launches[id].stream != m.launches[a].stream)
+          return "it uses another stream";
+        if (std::string h = hiddenEffects(kc->getDirectCallee()); !h.empty())
+          return h;
+        return launchConflict(ctx, a, id, fresh, /*sameThreadOk=*/false);
+      });
+  span.launches.assign(run.launches.begin(), run.launches.end());
+  span.joinBefore = run.stop;
+  std::string firstWhy = run.firstWhy;
   if (span.launches.empty())
     return firstWhy.empty() ? "no independent launch follows it in its block"
                             : "no independent launch follows it (" + firstWhy + ")";

@@ -611,3 +611,37 @@ std::vector<const CallExpr *> cudal1::hostCopies(ASTContext &ctx) {
   });
   return f.found;
 }
+
+FollowingLaunches cudal1::followingLaunches(
+    TransformContext &ctx, const CompoundStmt *block, const Stmt *from,
+    llvm::function_ref<std::string(unsigned, const CUDAKernelCallExpr *)> refuse) {
+  ASTContext &ast = ctx.unit.ast();
+  const ProgramModel &m = ctx.model();
+  FollowingLaunches run;
+  bool after = false;
+  for (const Stmt *s : block->body()) {
+    if (!after) {
+      after = s == from;
+      continue;
+    }
+    if (auto *kc = dyn_cast<CUDAKernelCallExpr>(s)) {
+      int id = -1;
+      for (const LaunchSite &l : m.launches)
+        if (ctx.unit.launchExpr(l.id) == kc)
+          id = l.id;
+      std::string why = id < 0 || m.launches[id].kernelIndex < 0
+                            ? "its kernel is not known"
+                            : refuse(unsigned(id), kc);
+      if (why.empty()) {
+        run.launches.push_back(unsigned(id));
+        continue;
+      }
+      run.firstWhy = "launch #" + std::to_string(id) + ": " + why;
+    } else if (isErrorCheck(ast, s)) {
+      continue;
+    }
+    run.stop = s;
+    break;
+  }
+  return run;
+}

@@ -9,6 +9,7 @@
 #include "clang/AST/Expr.h"
 #include "clang/AST/Stmt.h"
 #include "clang/Basic/SourceLocation.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <set>
 #include <string>
@@ -92,6 +93,21 @@ std::vector<const clang::CallExpr *> hostCopies(clang::ASTContext &ctx);
 /// elements disjoint (or, with sameThreadOk, touched by the same thread).
 std::string launchConflict(TransformContext &ctx, unsigned a, unsigned b, const VarSet &fresh,
                            bool sameThreadOk);
+
+/// The run of kernel launches that directly follows `from` in `block` and
+/// that a pass may move past or overlap with `from`: error checks between
+/// them are skipped; the first other statement, or the first launch that
+/// `refuse` gives a reason for (or whose kernel is not known), ends the run.
+struct FollowingLaunches {
+  std::vector<unsigned> launches; ///< in order
+  const clang::Stmt *stop = nullptr; ///< the statement that ended it; null: the block's end
+  std::string firstWhy; ///< "launch #N: why" for a refused launch, else ""
+};
+FollowingLaunches
+followingLaunches(TransformContext &ctx, const clang::CompoundStmt *block,
+                  const clang::Stmt *from,
+                  llvm::function_ref<std::string(unsigned id, const clang::CUDAKernelCallExpr *)>
+                      refuse);
 
 } // namespace cudal1
 
