@@ -72,6 +72,10 @@ void Tuner::absorb(const std::vector<Candidate> &cands,
                    const std::vector<CandidateResult> &results) {
   ++result.rounds;
   for (size_t i = 0; i < cands.size() && i < results.size(); ++i) {
+    // Ids of absorbed rounds (vNNN) are not given out again.
+    unsigned n;
+    if (std::sscanf(cands[i].id.c_str(), "v%u", &n) == 1)
+      nextId = std::max(nextId, n + 1);
     TuneRecord r;
     r.candidate = cands[i];
     r.candidate.source.clear();

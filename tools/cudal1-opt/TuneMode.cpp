@@ -236,6 +236,58 @@ int finish(const RewriteInput &in, const TuneModeOptions &o,
 
 } // namespace
 
+/// What one evaluated bundle said, after absorbing it into the tuner.
+struct BundleRound {
+  std::string gpu, date;
+  VariantResult original;
+};
+
+/// Reads an evaluated bundle's plans and results and gives them to the
+/// tuner as one round. A plan whose kernel changed since is ignored with a
+/// note; a plan's steps are found again in the space (the heuristic extends
+/// measured plans step by step).
+static cudal1::Expected<BundleRound> absorbBundle(const std::string &dir,
+                                           const TuneSpace &space, Tuner &tuner) {
+  cudal1::Expected<std::vector<BundlePlan>> plans = readBundlePlans(dir);
+  if (!plans.ok())
+    return plans.error();
+  cudal1::Expected<EvalResults> res = readResults(dir + "/results.txt");
+  if (!res.ok())
+    return res.error();
+  BundleRound round{res->gpu, res->date, res->results.front()};
+  std::vector<Candidate> cands;
+  std::vector<CandidateResult> results;
+  for (const BundlePlan &p : *plans) {
+    Candidate c;
+    c.id = p.id;
+    c.plan = p.plan;
+    c.kernel = SIZE_MAX;
+    for (size_t k = 0; k < space.kernels.size(); ++k)
+      if (space.kernels[k].key == p.kernelKey)
+        c.kernel = k;
+    if (c.kernel == SIZE_MAX) {
+      note() << dir << ": " << p.id << ": kernel " << p.kernel
+             << " changed since the bundle was written; its result is "
+                "ignored\n";
+      continue;
+    }
+    SmallVector<StringRef, 4> pieces;
+    StringRef(p.plan).split(pieces, "; ");
+    for (StringRef piece : pieces) {
+      for (const TuneStep &st : space.kernels[c.kernel].steps)
+        if (st.text() == piece.trim()) {
+          c.steps.push_back(st);
+          break;
+        }
+    }
+    const VariantResult *v = res->find(p.id);
+    cands.push_back(c);
+    results.push_back(v ? toCandidateResult(*v, round.original) : CandidateResult{});
+  }
+  tuner.absorb(cands, results);
+  return round;
+}
+
 int runTuneMode(const RewriteInput &in, const TuneModeOptions &o) {
   ReportContext ctx;
   if (!o.reportFile.empty()) {
@@ -296,9 +348,18 @@ int runTuneMode(const RewriteInput &in, const TuneModeOptions &o) {
   Tuner tuner(in, *space, *strategy, to);
   ProgramSetup setup = setupFor(in, o);
 
+  // Earlier rounds of the split path, evaluated.
+  for (const std::string &dir : o.continueFrom) {
+    cudal1::Expected<BundleRound> r = absorbBundle(dir, *space, tuner);
+    if (!r.ok()) {
+      error() << r.error().message() << "\n";
+      return InputError;
+    }
+  }
+
   if (o.mode == TuneModeOptions::EmitBundle) {
-    // One round of the whole budget: the strategy cannot learn from results
-    // it will only see at import.
+    // One round of the whole budget: the strategy learns only from the
+    // rounds given with --continue.
     std::vector<Candidate> cands = tuner.proposeRound(o.budget);
     if (terminal)
       errs() << "\r\033[K";
@@ -319,35 +380,12 @@ int runTuneMode(const RewriteInput &in, const TuneModeOptions &o) {
   }
 
   if (o.mode == TuneModeOptions::ImportResults) {
-    cudal1::Expected<std::vector<BundlePlan>> plans = readBundlePlans(o.bundleDir);
-    cudal1::Expected<EvalResults> res = readResults(o.bundleDir + "/results.txt");
-    if (!plans.ok() || !res.ok()) {
-      error() << (!plans.ok() ? plans.error().message() : res.error().message())
-              << "\n";
+    cudal1::Expected<BundleRound> res = absorbBundle(o.bundleDir, *space, tuner);
+    if (!res.ok()) {
+      error() << res.error().message() << "\n";
       return InputError;
     }
-    std::vector<Candidate> cands;
-    std::vector<CandidateResult> results;
-    const VariantResult &orig = res->results.front();
-    for (const BundlePlan &p : *plans) {
-      Candidate c;
-      c.id = p.id;
-      c.plan = p.plan;
-      c.kernel = SIZE_MAX;
-      for (size_t k = 0; k < space->kernels.size(); ++k)
-        if (space->kernels[k].key == p.kernelKey)
-          c.kernel = k;
-      if (c.kernel == SIZE_MAX) {
-        note() << p.id << ": kernel " << p.kernel
-               << " changed since the bundle was written; its result is "
-                  "ignored\n";
-        continue;
-      }
-      const VariantResult *v = res->find(p.id);
-      cands.push_back(c);
-      results.push_back(v ? toCandidateResult(*v, orig) : CandidateResult{});
-    }
-    tuner.absorb(cands, results);
+    const VariantResult &orig = res->original;
     TuneResult r = tuner.summary();
     r.gpu = res->gpu;
     ctx.date = res->date;

@@ -7,12 +7,17 @@
 #include "cudal1/Rewrite/PlanDriver.h"
 
 #include <string>
+#include <vector>
 
 namespace cudal1 {
 
 struct TuneModeOptions {
   enum Mode { Tune, EmitBundle, ImportResults } mode = Tune;
   std::string bundleDir;
+  /// Earlier bundles of the same file, evaluated: their results are
+  /// absorbed first (--emit-bundle proposes the next round from them,
+  /// --import-results chooses across all of them).
+  std::vector<std::string> continueFrom;
   unsigned budget = 32;
   double timeLimit = 0;
   unsigned race = 0;       ///< --tune: time only this many per round (0: all)

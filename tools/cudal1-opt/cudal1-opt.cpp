@@ -72,6 +72,12 @@ cl::opt<std::string> importResults("import-results",
                                    cl::desc("Read cudal1-eval's results of an emitted "
                                             "bundle, record them, write the best to -o"),
                                    cl::value_desc("dir"), cl::cat(category));
+cl::list<std::string> continueFrom(
+    "continue",
+    cl::desc("With --emit-bundle or --import-results: an earlier evaluated bundle of the "
+             "same file (repeatable); the next round is proposed from its results, the "
+             "import chooses across all"),
+    cl::value_desc("dir"), cl::cat(category));
 cl::opt<unsigned> budget("budget", cl::desc("Variants to evaluate (default 32)"),
                          cl::init(32), cl::cat(category));
 cl::opt<double> timeLimit("time-limit", cl::desc("Seconds for tuning (default: none)"),
@@ -249,6 +255,12 @@ int main(int argc, char **argv) {
     WithColor::error(errs(), "cudal1-opt") << "--report-ceilings needs --report FILE\n";
     return UsageError;
   }
+  if (continueFrom.getNumOccurrences() && !emitBundle.getNumOccurrences() &&
+      !importResults.getNumOccurrences()) {
+    WithColor::error(errs(), "cudal1-opt")
+        << "--continue is used only with --emit-bundle or --import-results\n";
+    return UsageError;
+  }
   if (race.getNumOccurrences() && !tune) {
     WithColor::error(errs(), "cudal1-opt")
         << "--race is used only with --tune (for a bundle: cudal1-eval --race)\n";
@@ -363,6 +375,7 @@ int main(int argc, char **argv) {
                 : emitBundle.getNumOccurrences() ? cudal1::TuneModeOptions::EmitBundle
                                                  : cudal1::TuneModeOptions::ImportResults;
       to.bundleDir = emitBundle.getNumOccurrences() ? emitBundle : importResults;
+      to.continueFrom.assign(continueFrom.begin(), continueFrom.end());
       to.budget = budget;
       to.timeLimit = timeLimit;
       to.race = race;
