@@ -321,3 +321,54 @@ TEST(ProgramEval, OriginalSpreadGrowsWithItsRuns) {
       {"checksum=100.04"}, 1e-4, 0, mm));
   runProcess({"rm", "-rf", dir}, 30);
 }
+
+// At verification too: when the original's two runs differ and a variant
+// fails, the original runs three more times (once per evaluation) and the
+// variant is judged again by all of them. A variant beyond that spread stays
+// wrong; an original whose output does not move never runs more.
+TEST(ProgramEval, VerificationRefinesAMovingOriginalsSpread) {
+  std::string dir = makeTempDir();
+  ProgramBundle b = scriptBundle(dir);
+  b.timeRegex = "^gpu_ms=(\\S+)";
+  // The original counts its runs in the bundle directory.
+  auto counter = [&] {
+    return "n=$(cat " + dir + "/count 2>/dev/null || echo 0); echo $((n+1)) > " + dir +
+           "/count\n";
+  };
+  writeScript(dir + "/original.sh",
+              counter() +
+                  "case $n in 0) s=100.000;; 1) s=100.001;; *) s=100.05;; esac\n"
+                  "echo checksum=$s; echo gpu_ms=50");
+  writeScript(dir + "/inside.sh", "echo checksum=100.04; echo gpu_ms=40");
+  writeScript(dir + "/beyond.sh", "echo checksum=101.0; echo gpu_ms=40");
+  b.variants.push_back({"inside", "inside.sh", false});
+  b.variants.push_back({"beyond", "beyond.sh", false});
+  ProgramEvalOptions opts;
+  opts.jobs = 1;
+  opts.maxRounds = 2;
+  Expected<EvalResults> r = evaluateProgramBundle(b, opts);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->find("inside")->outcome, Outcome::Ok);
+  EXPECT_EQ(r->find("beyond")->outcome, Outcome::Wrong);
+  // 2 verification runs, 3 more once, 2 rounds.
+  std::ifstream runs(dir + "/count");
+  int n = 0;
+  runs >> n;
+  EXPECT_EQ(n, 7);
+  runProcess({"rm", "-rf", dir}, 30);
+
+  // A deterministic original: a wrong variant costs no extra runs.
+  dir = makeTempDir();
+  b = scriptBundle(dir);
+  b.timeRegex = "^gpu_ms=(\\S+)";
+  writeScript(dir + "/original.sh", counter() + "echo checksum=100.0; echo gpu_ms=50");
+  writeScript(dir + "/beyond.sh", "echo checksum=101.0; echo gpu_ms=40");
+  b.variants.push_back({"beyond", "beyond.sh", false});
+  r = evaluateProgramBundle(b, opts);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->find("beyond")->outcome, Outcome::Wrong);
+  std::ifstream runs2(dir + "/count");
+  runs2 >> n;
+  EXPECT_EQ(n, 2); // no timing rounds either: nothing verified
+  runProcess({"rm", "-rf", dir}, 30);
+}
