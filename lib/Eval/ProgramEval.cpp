@@ -437,7 +437,7 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
     return true;
   };
   std::vector<size_t> timed = {0};
-  std::map<size_t, double> screenMs; ///< each verified variant's run time
+  std::map<size_t, std::vector<double>> screenMs; ///< verified variants' run times
   for (size_t i = 1; i < all.size(); ++i) {
     VariantResult &v = res.results[i];
     if (v.outcome == Outcome::CompileError)
@@ -469,23 +469,64 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
     }
     v.outcome = Outcome::Ok;
     timed.push_back(i);
-    screenMs[i] = timeOf(r);
+    screenMs[i].push_back(timeOf(r));
   }
+  std::mt19937_64 rng(opts.seed);
+  bool racing = opts.raceKeep > 0 && timed.size() - 1 > size_t(opts.raceKeep);
+
+  // 3a. More screening runs for the race, interleaved; each is checked too.
+  for (int extra = 1; racing && extra < opts.screenRuns; ++extra) {
+    std::vector<size_t> order(timed.begin() + 1, timed.end());
+    std::shuffle(order.begin(), order.end(), rng);
+    for (size_t i : order) {
+      VariantResult &v = res.results[i];
+      progress("screen " + std::to_string(extra + 1) + " " + v.id);
+      Run r = runOnce(i);
+      std::vector<std::string> mm;
+      if (!r.ok || !check(i, r, mm)) {
+        v.outcome = r.ok ? Outcome::Wrong : r.fault;
+        v.details.push_back("screening run " + std::to_string(extra + 1) + ": " +
+                            (r.ok ? "output differs" : r.detail));
+        v.mismatches.insert(v.mismatches.end(), mm.begin(), mm.end());
+        continue;
+      }
+      screenMs[i].push_back(timeOf(r));
+    }
+  }
+  if (racing) {
+    std::vector<size_t> still = {0};
+    for (size_t k = 1; k < timed.size(); ++k)
+      if (res.results[timed[k]].outcome == Outcome::Ok)
+        still.push_back(timed[k]);
+    timed = still;
+    racing = timed.size() - 1 > size_t(opts.raceKeep);
+  }
+  auto screenMedian = [&](size_t i) {
+    std::vector<double> t = screenMs[i];
+    std::sort(t.begin(), t.end());
+    size_t n = t.size();
+    return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+  };
 
   // 3b. Racing: the verification runs were serial and timed like the
   // rounds, so they rank the variants; only the fastest enter the rounds.
-  if (opts.raceKeep > 0 && timed.size() - 1 > size_t(opts.raceKeep)) {
+  if (racing) {
     std::vector<size_t> ranked(timed.begin() + 1, timed.end());
+    std::map<size_t, double> median;
+    for (size_t i : ranked)
+      median[i] = screenMedian(i);
     std::stable_sort(ranked.begin(), ranked.end(), [&](size_t x, size_t y) {
-      return screenMs[x] < screenMs[y];
+      return median[x] < median[y];
     });
     timed = {0};
     timed.insert(timed.end(), ranked.begin(), ranked.begin() + opts.raceKeep);
     double originalMs = std::min(timeOf(o1), timeOf(o2));
     for (size_t k = size_t(opts.raceKeep); k < ranked.size(); ++k)
       res.results[ranked[k]].details.push_back(
-          "not timed: its verification run (" +
-          formatDouble(screenMs[ranked[k]]) + " ms; original " +
+          std::string(opts.screenRuns > 1
+                          ? "not timed: its screening runs (median "
+                          : "not timed: its verification run (") +
+          formatDouble(median[ranked[k]]) + " ms; original " +
           formatDouble(originalMs) + " ms) was not among the " +
           std::to_string(opts.raceKeep) + " fastest (--race)");
     std::sort(timed.begin(), timed.end());
@@ -493,7 +534,6 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
 
   // 4. Timing rounds in a fresh random order; every timed run re-checked.
   std::map<size_t, std::vector<double>> samples;
-  std::mt19937_64 rng(opts.seed);
   int rounds = 0;
   auto roundStart = Clock::now();
   double perRound = 0;

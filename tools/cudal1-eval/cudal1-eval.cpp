@@ -18,7 +18,7 @@ namespace {
 const char *kUsage =
     "usage: cudal1-eval BUNDLE [--gpu N] [--jobs J] [--time-budget S]\n"
     "                   [--window S] [--timeout S] [--seed N] [--keep-work DIR]\n"
-    "                   [--rounds N] [--race K] [-o RESULTS]\n"
+    "                   [--rounds N] [--race K [--screen N]] [-o RESULTS]\n"
     "       cudal1-eval --probe [--gpu N]   (exit 77 when there is no GPU)\n"
     "\n"
     "Compiles the bundle's variants, verifies each against the double-precision\n"
@@ -35,7 +35,9 @@ const char *kUsage =
     "Program bundles:\n"
     "  --rounds N       timing rounds (default 15)\n"
     "  --race K         time only the K variants fastest in their (serial)\n"
-    "                   verification runs; 0 (default): all verified ones\n";
+    "                   verification runs; 0 (default): all verified ones\n"
+    "  --screen N       with --race: rank by the median of N runs per variant\n"
+    "                   (default 1: the verification run)\n";
 
 bool number(const char *s, double &out) {
   char *end = nullptr;
@@ -54,7 +56,7 @@ int main(int argc, char **argv) {
   cuda::WorkerArgs worker;
   std::string bundleDir, output;
   bool probe = false;
-  int rounds = 15, race = 0; // program bundles only
+  int rounds = 15, race = 0, screen = 1; // program bundles only
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const char *flag) -> const char * {
@@ -94,6 +96,8 @@ int main(int argc, char **argv) {
       rounds = std::max(1, int(num("--rounds")));
     else if (a == "--race")
       race = int(num("--race"));
+    else if (a == "--screen")
+      screen = std::max(1, int(num("--screen")));
     else if (a == "--verify-jobs")
       opts.verifyParallel = std::max(1, int(num("--verify-jobs")));
     else if (a == "--timeout")
@@ -157,6 +161,7 @@ int main(int argc, char **argv) {
     po.timeBudget = opts.timeBudget;
     po.maxRounds = rounds;
     po.raceKeep = race;
+    po.screenRuns = screen;
     po.seed = opts.seed;
     po.progress = opts.progress;
     if (opts.keepWork)

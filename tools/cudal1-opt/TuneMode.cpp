@@ -405,6 +405,7 @@ int runTuneMode(const RewriteInput &in, const TuneModeOptions &o) {
   }
   ProgramEvalOptions po;
   po.raceKeep = int(o.race);
+  po.screenRuns = int(std::max(1u, o.screen));
   ProgramEvaluator ev(setup, po, keys, names);
   llvm::Expected<TuneResult> r = tuner.run(ev);
   if (terminal)

@@ -21,6 +21,7 @@ struct TuneModeOptions {
   unsigned budget = 32;
   double timeLimit = 0;
   unsigned race = 0;       ///< --tune: time only this many per round (0: all)
+  unsigned screen = 1;     ///< --tune: runs per variant that rank the race
   std::string strategy = "heuristic";
   uint64_t seed = 1;
   std::string dbPath;      ///< empty: no database

@@ -86,6 +86,10 @@ cl::opt<unsigned> race("race",
                        cl::desc("--tune: per round, time only the N variants fastest in "
                                 "their verification runs (default 0: all)"),
                        cl::init(0), cl::cat(category));
+cl::opt<unsigned> screen("screen",
+                         cl::desc("--tune with --race: rank by the median of N runs per variant "
+                                  "(default 1: the verification run)"),
+                         cl::init(1), cl::cat(category));
 cl::opt<std::string> strategyName("strategy", cl::desc("heuristic (default) or random"),
                                   cl::init("heuristic"), cl::cat(category));
 cl::opt<unsigned> seed("seed", cl::desc("Seed of the random strategy"), cl::init(1),
@@ -261,9 +265,9 @@ int main(int argc, char **argv) {
         << "--continue is used only with --emit-bundle or --import-results\n";
     return UsageError;
   }
-  if (race.getNumOccurrences() && !tune) {
+  if ((race.getNumOccurrences() || screen.getNumOccurrences()) && !tune) {
     WithColor::error(errs(), "cudal1-opt")
-        << "--race is used only with --tune (for a bundle: cudal1-eval --race)\n";
+        << "--race and --screen are used only with --tune (for a bundle: cudal1-eval --race)\n";
     return UsageError;
   }
   if ((gpuArch.getNumOccurrences() || gpuName.getNumOccurrences()) && !applyBest) {
@@ -379,6 +383,7 @@ int main(int argc, char **argv) {
       to.budget = budget;
       to.timeLimit = timeLimit;
       to.race = race;
+      to.screen = screen;
       to.strategy = strategyName;
       to.seed = seed;
       if (to.mode != cudal1::TuneModeOptions::EmitBundle)

@@ -25,6 +25,10 @@ struct ProgramEvalOptions {
   /// enter the timing rounds; 0 times them all. The others stay verified
   /// `ok`, untimed, with the reason in their details.
   int raceKeep = 0;
+  /// Racing ranks by the median of this many runs per verified variant (the
+  /// verification run and screenRuns - 1 more, interleaved); 1: the
+  /// verification run alone.
+  int screenRuns = 1;
   double runTimeout = 60;    ///< per run of a program (a hang is killed)
   std::string workDir;       ///< empty: a fresh directory under $TMPDIR
   bool keepWork = false;

@@ -372,3 +372,54 @@ TEST(ProgramEval, VerificationRefinesAMovingOriginalsSpread) {
   EXPECT_EQ(n, 2); // no timing rounds either: nothing verified
   runProcess({"rm", "-rf", dir}, 30);
 }
+
+// Screening runs: a variant whose verification run was lucky (10 ms, then
+// 60 ms) wins a race of one run, but not the median of three, where the
+// steady 20 ms variant does. A variant wrong on a later screening run is
+// wrong.
+TEST(ProgramEval, ScreeningRunsRankByTheMedian) {
+  std::string dir = makeTempDir();
+  auto counter = [&](const char *name) {
+    return std::string("n=$(cat ") + dir + "/" + name + " 2>/dev/null || echo 0); echo $((n+1)) > " +
+           dir + "/" + name + "\n";
+  };
+  auto bundle = [&] {
+    ProgramBundle b = scriptBundle(dir);
+    b.timeRegex = "^gpu_ms=(\\S+)";
+    writeScript(dir + "/original.sh", "echo checksum=1; echo gpu_ms=50");
+    writeScript(dir + "/lucky.sh", counter("lucky.n") +
+                                       "case $n in 0) t=10;; *) t=60;; esac\n"
+                                       "echo checksum=1; echo gpu_ms=$t");
+    writeScript(dir + "/steady.sh", "echo checksum=1; echo gpu_ms=20");
+    writeScript(dir + "/flaky.sh", counter("flaky.n") +
+                                       "case $n in 0) s=1;; *) s=2;; esac\n"
+                                       "echo checksum=$s; echo gpu_ms=5");
+    b.variants.push_back({"lucky", "lucky.sh", false});
+    b.variants.push_back({"steady", "steady.sh", false});
+    b.variants.push_back({"flaky", "flaky.sh", false});
+    runProcess({"rm", "-f", dir + "/lucky.n", dir + "/flaky.n"}, 10);
+    return b;
+  };
+  ProgramEvalOptions opts;
+  opts.jobs = 1;
+  opts.maxRounds = 2;
+  opts.raceKeep = 1;
+  // One run: the flaky variant (5 ms) wins the race and is caught only in
+  // the rounds; the steady one is never timed.
+  Expected<EvalResults> r = evaluateProgramBundle(bundle(), opts);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->find("flaky")->outcome, Outcome::WrongAfterTiming);
+  EXPECT_FALSE(r->find("steady")->timed);
+  // Three runs: the flaky one is wrong at screening, the lucky one's median
+  // is 60 ms, and the steady one is the one timed.
+  opts.screenRuns = 3;
+  r = evaluateProgramBundle(bundle(), opts);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->find("flaky")->outcome, Outcome::Wrong);
+  EXPECT_TRUE(r->find("steady")->timed);
+  EXPECT_FALSE(r->find("lucky")->timed);
+  EXPECT_NE(r->find("lucky")->details.back().find("screening runs (median 60"),
+            std::string::npos)
+      << r->find("lucky")->details.back();
+  runProcess({"rm", "-rf", dir}, 30);
+}
