@@ -49,12 +49,8 @@ int nextLaunch(TransformContext &ctx, unsigned a) {
       after = s == ka;
       continue;
     }
-    if (auto *kc = dyn_cast<CUDAKernelCallExpr>(s)) {
-      for (const LaunchSite &l : ctx.model().launches)
-        if (ctx.unit.launchExpr(l.id) == kc)
-          return l.id;
-      return -1;
-    }
+    if (auto *kc = dyn_cast<CUDAKernelCallExpr>(s))
+      return ctx.unit.launchId(kc);
     if (!isErrorCheck(ast, s))
       return -1;
   }

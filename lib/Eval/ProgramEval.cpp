@@ -417,6 +417,12 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
     return compareWithOriginalRuns(o1.out.lines, originalRuns, r.out.lines,
                                  b.rel * scale, b.abs * scale, mm);
   };
+  // A later run of the original may move its numbers, not its text.
+  auto keepsShape = [&](const Run &r) {
+    std::vector<std::string> shape;
+    return compareProgramOutputs(o1.out.lines, o1.out.lines, r.out.lines, 0.5,
+                                 0, shape, 1);
+  };
   // When the original's two runs differ at all (its output moves from run
   // to run) and a variant fails, two runs may understate how far it moves:
   // once per evaluation, the original runs kExtraRuns more times first.
@@ -429,9 +435,7 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
     progress("original: " + std::to_string(kExtraRuns) + " more runs (its output moves)");
     for (int k = 0; k < kExtraRuns; ++k) {
       Run e = runOnce(0);
-      std::vector<std::string> shape;
-      if (e.ok && compareProgramOutputs(o1.out.lines, o1.out.lines,
-                                        e.out.lines, 0.5, 0, shape, 1))
+      if (e.ok && keepsShape(e))
         originalRuns.push_back(e.out.lines);
     }
     return true;
@@ -451,82 +455,72 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
       v.details.push_back(r.detail);
       continue;
     }
-    if (!check(i, r, v.mismatches) && !refineSpread()) {
-      v.outcome = Outcome::Wrong;
-      v.details.push_back("printed output differs from the original's");
-      continue;
-    }
-    if (!v.mismatches.empty()) { // refined: judge again with the new runs
+    bool same = check(i, r, v.mismatches);
+    bool judgedAgain = !same && refineSpread();
+    if (judgedAgain) {
       v.mismatches.clear();
-      if (!check(i, r, v.mismatches)) {
-        v.outcome = Outcome::Wrong;
-        v.details.push_back("printed output differs from the original's "
-                            "(judged by " +
-                            std::to_string(originalRuns.size() + 1) +
-                            " runs of the original)");
-        continue;
-      }
+      same = check(i, r, v.mismatches);
+    }
+    if (!same) {
+      v.outcome = Outcome::Wrong;
+      v.details.push_back(
+          "printed output differs from the original's" +
+          (judgedAgain ? " (judged by " + std::to_string(originalRuns.size() + 1) +
+                             " runs of the original)"
+                       : std::string()));
+      continue;
     }
     v.outcome = Outcome::Ok;
     timed.push_back(i);
     screenMs[i].push_back(timeOf(r));
   }
   std::mt19937_64 rng(opts.seed);
-  bool racing = opts.raceKeep > 0 && timed.size() - 1 > size_t(opts.raceKeep);
-
-  // 3a. More screening runs for the race, interleaved; each is checked too.
-  for (int extra = 1; racing && extra < opts.screenRuns; ++extra) {
-    std::vector<size_t> order(timed.begin() + 1, timed.end());
-    std::shuffle(order.begin(), order.end(), rng);
-    for (size_t i : order) {
-      VariantResult &v = res.results[i];
-      progress("screen " + std::to_string(extra + 1) + " " + v.id);
-      Run r = runOnce(i);
-      std::vector<std::string> mm;
-      if (!r.ok || !check(i, r, mm)) {
-        v.outcome = r.ok ? Outcome::Wrong : r.fault;
-        v.details.push_back("screening run " + std::to_string(extra + 1) + ": " +
-                            (r.ok ? "output differs" : r.detail));
-        v.mismatches.insert(v.mismatches.end(), mm.begin(), mm.end());
-        continue;
-      }
-      screenMs[i].push_back(timeOf(r));
-    }
-  }
-  if (racing) {
-    std::vector<size_t> still = {0};
-    for (size_t k = 1; k < timed.size(); ++k)
-      if (res.results[timed[k]].outcome == Outcome::Ok)
-        still.push_back(timed[k]);
-    timed = still;
-    racing = timed.size() - 1 > size_t(opts.raceKeep);
-  }
-  auto screenMedian = [&](size_t i) {
-    std::vector<double> t = screenMs[i];
-    std::sort(t.begin(), t.end());
-    size_t n = t.size();
-    return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
-  };
 
   // 3b. Racing: the verification runs were serial and timed like the
-  // rounds, so they rank the variants; only the fastest enter the rounds.
-  if (racing) {
+  // rounds, so they rank the variants (with screenRuns, the median of more
+  // runs, interleaved and checked); only the fastest enter the rounds.
+  if (opts.raceKeep > 0 && timed.size() - 1 > size_t(opts.raceKeep)) {
     std::vector<size_t> ranked(timed.begin() + 1, timed.end());
-    std::map<size_t, double> median;
+    for (int extra = 1; extra < opts.screenRuns; ++extra) {
+      std::vector<size_t> order = ranked;
+      std::shuffle(order.begin(), order.end(), rng);
+      for (size_t i : order) {
+        VariantResult &v = res.results[i];
+        if (v.outcome != Outcome::Ok)
+          continue;
+        progress("screen " + std::to_string(extra + 1) + " " + v.id);
+        Run r = runOnce(i);
+        std::vector<std::string> mm;
+        if (!r.ok || !check(i, r, mm)) {
+          v.outcome = r.ok ? Outcome::Wrong : r.fault;
+          v.details.push_back("screening run " + std::to_string(extra + 1) + ": " +
+                              (r.ok ? "output differs" : r.detail));
+          v.mismatches.insert(v.mismatches.end(), mm.begin(), mm.end());
+          continue;
+        }
+        screenMs[i].push_back(timeOf(r));
+      }
+    }
+    ranked.erase(std::remove_if(ranked.begin(), ranked.end(),
+                                [&](size_t i) {
+                                  return res.results[i].outcome != Outcome::Ok;
+                                }),
+                 ranked.end());
+    std::map<size_t, double> ms;
     for (size_t i : ranked)
-      median[i] = screenMedian(i);
-    std::stable_sort(ranked.begin(), ranked.end(), [&](size_t x, size_t y) {
-      return median[x] < median[y];
-    });
+      ms[i] = median(screenMs[i]);
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [&](size_t x, size_t y) { return ms[x] < ms[y]; });
+    size_t keep = std::min(ranked.size(), size_t(opts.raceKeep));
     timed = {0};
-    timed.insert(timed.end(), ranked.begin(), ranked.begin() + opts.raceKeep);
+    timed.insert(timed.end(), ranked.begin(), ranked.begin() + keep);
     double originalMs = std::min(timeOf(o1), timeOf(o2));
-    for (size_t k = size_t(opts.raceKeep); k < ranked.size(); ++k)
+    for (size_t k = keep; k < ranked.size(); ++k)
       res.results[ranked[k]].details.push_back(
           std::string(opts.screenRuns > 1
                           ? "not timed: its screening runs (median "
                           : "not timed: its verification run (") +
-          formatDouble(median[ranked[k]]) + " ms; original " +
+          formatDouble(ms[ranked[k]]) + " ms; original " +
           formatDouble(originalMs) + " ms) was not among the " +
           std::to_string(opts.raceKeep) + " fastest (--race)");
     std::sort(timed.begin(), timed.end());
@@ -553,11 +547,8 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
       Run r = runOnce(i);
       std::vector<std::string> mm;
       if (i == 0 && r.ok) {
-        // Its text must not change (checked for the first two runs);
-        // numbers may, and widen the tolerance from now on.
-        std::vector<std::string> shape;
-        if (compareProgramOutputs(o1.out.lines, o1.out.lines, r.out.lines,
-                                  0.5, 0, shape, 1))
+        // Its numbers may move, and widen the tolerance from now on.
+        if (keepsShape(r))
           originalRuns.push_back(r.out.lines);
         else
           r.ok = false;

@@ -625,10 +625,7 @@ FollowingLaunches cudal1::followingLaunches(
       continue;
     }
     if (auto *kc = dyn_cast<CUDAKernelCallExpr>(s)) {
-      int id = -1;
-      for (const LaunchSite &l : m.launches)
-        if (ctx.unit.launchExpr(l.id) == kc)
-          id = l.id;
+      int id = ctx.unit.launchId(kc);
       std::string why = id < 0 || m.launches[id].kernelIndex < 0
                             ? "its kernel is not known"
                             : refuse(unsigned(id), kc);

@@ -96,14 +96,16 @@ public:
     // 3. With the singles spent and nothing measured yet to extend (the
     // split path proposes a whole budget in one round), pairs of the
     // highest-ranked compatible steps, best rank sum first.
-    for (size_t sum = 1; out.size() < count && sum + 1 < 2 * ranked.size();
-         ++sum)
-      for (size_t i = sum > ranked.size() - 1 ? sum - (ranked.size() - 1) : 0;
-           i < (sum + 1) / 2; ++i) {
-        const TuneStep &a = *ranked[i], &b = *ranked[sum - i];
-        if (compatible({a}, b))
-          add(Proposal{{a, b}});
-      }
+    std::vector<std::pair<size_t, size_t>> pairs;
+    for (size_t i = 0; i < ranked.size(); ++i)
+      for (size_t j = i + 1; j < ranked.size(); ++j)
+        pairs.emplace_back(i, j);
+    std::stable_sort(pairs.begin(), pairs.end(), [](auto x, auto y) {
+      return x.first + x.second < y.first + y.second;
+    });
+    for (auto [i, j] : pairs)
+      if (compatible({*ranked[i]}, *ranked[j]))
+        add(Proposal{{*ranked[i], *ranked[j]}});
     return out;
   }
 

@@ -234,8 +234,6 @@ int finish(const RewriteInput &in, const TuneModeOptions &o,
   return Ok;
 }
 
-} // namespace
-
 /// What one evaluated bundle said, after absorbing it into the tuner.
 struct BundleRound {
   std::string gpu, date;
@@ -246,7 +244,7 @@ struct BundleRound {
 /// tuner as one round. A plan whose kernel changed since is ignored with a
 /// note; a plan's steps are found again in the space (the heuristic extends
 /// measured plans step by step).
-static cudal1::Expected<BundleRound> absorbBundle(const std::string &dir,
+cudal1::Expected<BundleRound> absorbBundle(const std::string &dir,
                                            const TuneSpace &space, Tuner &tuner) {
   cudal1::Expected<std::vector<BundlePlan>> plans = readBundlePlans(dir);
   if (!plans.ok())
@@ -287,6 +285,8 @@ static cudal1::Expected<BundleRound> absorbBundle(const std::string &dir,
   tuner.absorb(cands, results);
   return round;
 }
+
+} // namespace
 
 int runTuneMode(const RewriteInput &in, const TuneModeOptions &o) {
   ReportContext ctx;
@@ -385,11 +385,10 @@ int runTuneMode(const RewriteInput &in, const TuneModeOptions &o) {
       error() << res.error().message() << "\n";
       return InputError;
     }
-    const VariantResult &orig = res->original;
     TuneResult r = tuner.summary();
     r.gpu = res->gpu;
     ctx.date = res->date;
-    ctx.original = orig;
+    ctx.original = res->original;
     if (cudal1::Expected<ProgramBundle> b = readProgramBundle(o.bundleDir);
         b.ok())
       ctx.timeRegex = b->timeRegex;

@@ -52,6 +52,13 @@ public:
 
   const clang::FunctionDecl *kernelDecl(unsigned kernel) const { return kernels[kernel]; }
   const clang::CUDAKernelCallExpr *launchExpr(unsigned launch) const { return launches[launch]; }
+  /// The launch id of a kernel call, -1 when it is not a launch site.
+  int launchId(const clang::CUDAKernelCallExpr *call) const {
+    for (size_t i = 0; i < launches.size(); ++i)
+      if (launches[i] == call)
+        return int(i);
+    return -1;
+  }
   const clang::Stmt *loopStmt(unsigned kernel, unsigned loop) const { return loops[kernel][loop]; }
   const clang::Stmt *hostLoopStmt(unsigned loop) const { return hostLoops[loop]; }
   const clang::CallExpr *syncCall(unsigned sync) const { return syncs[sync]; }
