@@ -88,9 +88,11 @@ Expected<ApplyResult> applyBestPlans(const RewriteInput &in, const ApplyOptions 
   }
   std::string hostKey = hostKeyOf(in.file);
   std::vector<const TuneDB::TunedKernel *> relevant;
+  // A choice of the empty plan (tuned, kept as is) needs no parse.
   for (const TuneDB::TunedKernel &k : tuned)
-    if (k.key == hostKey ||
-        (!StringRef(k.key).starts_with("host:") && namesIdentifier(in.code, k.name)))
+    if (!k.plan.empty() &&
+        (k.key == hostKey ||
+         (!StringRef(k.key).starts_with("host:") && namesIdentifier(in.code, k.name))))
       relevant.push_back(&k);
   if (relevant.empty())
     return r;

@@ -121,18 +121,23 @@ TuneResult Tuner::summary() const {
     }
     s.best.push_back(b);
   }
+  if (!s.finalPlan.empty()) {
+    // A verified combination: every kernel's best plan is in it.
+    for (KernelBest &b : s.best)
+      b.inFinal = !b.plan.empty();
+    return s;
+  }
   // Until a combination is verified, the final plan is the single best.
-  if (s.finalPlan.empty()) {
-    const KernelBest *top = nullptr;
-    for (const KernelBest &b : s.best)
-      if (!b.plan.empty() && (!top || b.lo > top->lo))
-        top = &b;
-    if (top) {
-      s.finalPlan = top->plan;
-      s.finalSpeedup = top->speedup;
-      s.finalLo = top->lo;
-      s.finalHi = top->hi;
-    }
+  KernelBest *top = nullptr;
+  for (KernelBest &b : s.best)
+    if (!b.plan.empty() && (!top || b.lo > top->lo))
+      top = &b;
+  if (top) {
+    top->inFinal = true;
+    s.finalPlan = top->plan;
+    s.finalSpeedup = top->speedup;
+    s.finalLo = top->lo;
+    s.finalHi = top->hi;
   }
   return s;
 }

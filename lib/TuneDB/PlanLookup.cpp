@@ -25,7 +25,10 @@ std::string formatTuneDBStats(const TuneDBStats &st, StringRef path) {
   os << "measurements: " << st.measurements << "\n";
   for (const auto &[outcome, n] : st.measurementsByOutcome)
     os << "  " << outcome << ": " << n << "\n";
-  os << "best choices: " << st.best << "\n";
+  os << "best choices: " << st.best;
+  if (st.bestOriginal)
+    os << " (" << st.bestOriginal << " keep the original)";
+  os << "\n";
   for (const TuneDBStats::PerGpu &g : st.perGpu)
     os << "  " << g.gpu.name << " (" << g.gpu.arch << "): " << g.best << " best, "
        << g.measurements << " measurements\n";

@@ -807,7 +807,10 @@ Expected<TuneDBStats> TuneDB::stats() {
                 {"SELECT count(*) FROM plans", &st.plans},
                 {"SELECT count(*) FROM variants", &st.variants},
                 {"SELECT count(*) FROM measurements", &st.measurements},
-                {"SELECT count(*) FROM best", &st.best}};
+                {"SELECT count(*) FROM best", &st.best},
+                {"SELECT count(*) FROM best b JOIN plans p ON p.id = b.plan_id "
+                 "WHERE p.text = ''",
+                 &st.bestOriginal}};
   for (Count &c : counts) {
     Expected<int64_t> n = impl->pragmaInt(c.sql);
     if (!n)

@@ -4,7 +4,9 @@
 #   quickstart.sh CUDAL1-OPT|"" CUDAL1-EVAL EXAMPLE.cu WORK-DIR
 # With cudal1-opt (a full build): `cudal1-opt --tune`, then the tuned source
 # must build with nvcc and print the original's checksum, the database must
-# hold the measurements, and the report must be written.
+# hold the measurements, the report must be written, and the database's
+# plans applied as the plugin applies them (`--apply`) must give the tuned
+# source.
 # Without it (a GPU-only build, as on a GPU machine without LLVM): the split
 # path's GPU half on a bundle derived elsewhere ($CUDAL1_QUICKSTART_BUNDLE,
 # scripts/gpu-check passes it), whose results must show the original
@@ -18,7 +20,7 @@ fi
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 rm -rf "$work" && mkdir -p "$work" || fail "cannot create $work"
 if [ -n "$opt" ] && [ -x "$opt" ]; then
-  "$opt" "$example" --tune --budget 32 --race 3 --time-regex '^gpu_ms=(\S+)' \
+  "$opt" "$example" --tune --budget 32 --race 3 --screen 3 --time-regex '^gpu_ms=(\S+)' \
     --build-cmd "$nvcc -O3 -arch=sm_90 {src} -o {exe}" --db "$work/tune.db" \
     --report "$work/report.html" -o "$work/tuned.cu" -- -x cuda --cuda-gpu-arch=sm_90 \
     > "$work/tune.log" 2>&1 || { cat "$work/tune.log"; fail "cudal1-opt --tune exited $?"; }
@@ -27,6 +29,10 @@ if [ -n "$opt" ] && [ -x "$opt" ]; then
   test -s "$work/report.html" || fail "no report"
   "$opt" --db-stats --db "$work/tune.db" > "$work/stats.txt" 2>&1 || fail "--db-stats"
   cat "$work/stats.txt"
+  "$opt" "$example" --apply --db "$work/tune.db" -o "$work/applied.cu" -- -x cuda --cuda-gpu-arch=sm_90 ||
+    fail "cudal1-opt --apply exited $?"
+  cmp -s "$work/applied.cu" "$work/tuned.cu" ||
+    fail "the database's plans, applied as the plugin applies them, differ from the tuned source"
   "$nvcc" -O3 -arch=sm_90 "$example" -o "$work/original" || fail "the original does not build"
   "$nvcc" -O3 -arch=sm_90 "$work/tuned.cu" -o "$work/tuned" || fail "the tuned source does not build"
   a=$("$work/original" | grep -v '^gpu_ms=') || fail "the original fails"

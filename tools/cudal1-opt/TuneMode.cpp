@@ -56,9 +56,12 @@ std::string sessionId() {
   return buf;
 }
 
-/// Every evaluated variant becomes a measurement; each kernel's best plan
-/// becomes its best choice for this GPU (shape "*": program-level runs do
-/// not separate launch shapes).
+/// Every evaluated variant becomes a measurement. The final plan's parts
+/// become their kernels' best choices for this GPU (shape "*": program-level
+/// runs do not separate launch shapes); every other kernel measured here
+/// gets the empty plan, also over an earlier session's choice: the plugin
+/// applies a file's best choices together, and together only the final plan
+/// was verified. A plan faster alone stays in the measurements.
 llvm::Error recordAll(const std::string &dbPath, const TuneSpace &space,
                 const TuneResult &r, const std::string &arch) {
   llvm::Expected<TuneDB> db = TuneDB::open(dbPath);
@@ -93,19 +96,21 @@ llvm::Error recordAll(const std::string &dbPath, const TuneSpace &space,
   if (!ids)
     return ids.takeError();
   for (const KernelBest &b : r.best) {
-    if (b.plan.empty())
-      continue;
+    if (b.tried == 0)
+      continue; // not measured here: an earlier choice stands
     BestChoice c;
     c.kernelKey = b.key;
     c.gpu = gpu;
     c.shape = kAnyShape.str();
-    c.plan = b.plan;
-    c.speedup = b.speedup;
-    c.speedupLo = b.lo;
-    c.speedupHi = b.hi;
-    for (size_t i = 0; i < ms.size(); ++i)
-      if (ms[i].kernelKey == b.key && ms[i].plan == b.plan)
-        c.measurementId = (*ids)[i];
+    if (b.inFinal) {
+      c.plan = b.plan;
+      c.speedup = b.speedup;
+      c.speedupLo = b.lo;
+      c.speedupHi = b.hi;
+      for (size_t i = 0; i < ms.size(); ++i)
+        if (ms[i].kernelKey == b.key && ms[i].plan == b.plan)
+          c.measurementId = (*ids)[i];
+    }
     if (llvm::Error e = db->setBest(c))
       return e;
   }

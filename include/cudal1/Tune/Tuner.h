@@ -74,6 +74,10 @@ struct KernelBest {
   std::string kernel, key, plan; ///< plan empty: keep the original
   double speedup = 1, lo = 1, hi = 1;
   unsigned tried = 0, correct = 0;
+  /// The plan is part of the final plan: verified and timed together with
+  /// the other parts. Only these become the database's best choices, so
+  /// that the plugin builds what was measured, not an untried combination.
+  bool inFinal = false;
 };
 
 struct TuneResult {

@@ -76,6 +76,7 @@ struct BestQuery {
 struct TuneDBStats {
   int schemaVersion = 0;
   int64_t kernels = 0, plans = 0, variants = 0, measurements = 0, best = 0;
+  int64_t bestOriginal = 0; ///< best choices of the empty plan: tuned, kept as is
   std::vector<std::pair<std::string, int64_t>> measurementsByOutcome;
   struct PerGpu {
     GpuKey gpu;

@@ -140,6 +140,28 @@ TEST(Tuner, HeuristicFindsTheReductionAndCombines) {
   EXPECT_NE(r->finalPlan.find("@sum"), std::string::npos) << r->finalPlan;
   EXPECT_NEAR(r->finalSpeedup, 3.0 * 1.1 * 1.1, 0.01);
   EXPECT_EQ(r->gpu, "Scripted GPU");
+  // Both parts were verified together: both become best choices.
+  EXPECT_TRUE(r->best[0].inFinal);
+  EXPECT_TRUE(r->best[1].inFinal);
+}
+
+TEST(Tuner, WithoutACombinationOnlyTheSingleBestIsFinal) {
+  // As the split path's import: no combination is evaluated, so a kernel
+  // faster alone is not part of what the build should use.
+  TuneOptions o;
+  o.budget = 10;
+  o.perRound = 4;
+  o.combine = false;
+  std::unique_ptr<SearchStrategy> st = makeStrategy("heuristic", 1);
+  Tuner t(input(), space(), *st, o);
+  ScriptedEvaluator ev;
+  llvm::Expected<TuneResult> r = t.run(ev);
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  ASSERT_EQ(r->best.size(), 2u);
+  EXPECT_FALSE(r->best[0].plan.empty()); // scale: faster alone...
+  EXPECT_FALSE(r->best[0].inFinal);      // ...but never measured with sum's plan
+  EXPECT_TRUE(r->best[1].inFinal);
+  EXPECT_EQ(r->finalPlan, r->best[1].plan);
 }
 
 TEST(Tuner, WrongAndCrashingVariantsAreNeverChosen) {
