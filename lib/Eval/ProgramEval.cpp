@@ -440,6 +440,24 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
     }
     return true;
   };
+  // Whether run r of variant i prints the original's output. A mismatch
+  // refines the spread first (verification, screening and the rounds alike:
+  // a float-atomic sum falsely rejected in a timing round costs a plan too).
+  auto judge = [&](size_t i, const Run &r, std::vector<std::string> &mm) {
+    if (check(i, r, mm))
+      return true;
+    if (!refineSpread())
+      return false;
+    mm.clear();
+    return check(i, r, mm);
+  };
+  auto differs = [&](const std::string &when) {
+    std::string d = when + "printed output differs from the original's";
+    if (originalRuns.size() + 1 > 2)
+      d += " (judged by " + std::to_string(originalRuns.size() + 1) +
+           " runs of the original)";
+    return d;
+  };
   std::vector<size_t> timed = {0};
   std::map<size_t, std::vector<double>> screenMs; ///< verified variants' run times
   for (size_t i = 1; i < all.size(); ++i) {
@@ -455,19 +473,9 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
       v.details.push_back(r.detail);
       continue;
     }
-    bool same = check(i, r, v.mismatches);
-    bool judgedAgain = !same && refineSpread();
-    if (judgedAgain) {
-      v.mismatches.clear();
-      same = check(i, r, v.mismatches);
-    }
-    if (!same) {
+    if (!judge(i, r, v.mismatches)) {
       v.outcome = Outcome::Wrong;
-      v.details.push_back(
-          "printed output differs from the original's" +
-          (judgedAgain ? " (judged by " + std::to_string(originalRuns.size() + 1) +
-                             " runs of the original)"
-                       : std::string()));
+      v.details.push_back(differs(""));
       continue;
     }
     v.outcome = Outcome::Ok;
@@ -491,10 +499,10 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
         progress("screen " + std::to_string(extra + 1) + " " + v.id);
         Run r = runOnce(i);
         std::vector<std::string> mm;
-        if (!r.ok || !check(i, r, mm)) {
+        if (!r.ok || !judge(i, r, mm)) {
+          std::string when = "screening run " + std::to_string(extra + 1) + ": ";
           v.outcome = r.ok ? Outcome::Wrong : r.fault;
-          v.details.push_back("screening run " + std::to_string(extra + 1) + ": " +
-                              (r.ok ? "output differs" : r.detail));
+          v.details.push_back(r.ok ? differs(when) : when + r.detail);
           v.mismatches.insert(v.mismatches.end(), mm.begin(), mm.end());
           continue;
         }
@@ -518,7 +526,7 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
     for (size_t k = keep; k < ranked.size(); ++k)
       res.results[ranked[k]].details.push_back(
           std::string(opts.screenRuns > 1
-                          ? "not timed: its screening runs (median "
+                          ? "not timed: the median of its screening runs ("
                           : "not timed: its verification run (") +
           formatDouble(ms[ranked[k]]) + " ms; original " +
           formatDouble(originalMs) + " ms) was not among the " +
@@ -553,12 +561,12 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
         else
           r.ok = false;
       }
-      if (!r.ok || (i > 0 && !check(i, r, mm))) {
+      if (!r.ok || (i > 0 && !judge(i, r, mm))) {
         if (i == 0)
           continue; // a flaky original run: leave the sample out
+        std::string when = "round " + std::to_string(rounds + 1) + ": ";
         v.outcome = Outcome::WrongAfterTiming;
-        v.details.push_back("round " + std::to_string(rounds + 1) + ": " +
-                            (r.ok ? "output differs" : r.detail));
+        v.details.push_back(r.ok ? differs(when) : when + r.detail);
         v.mismatches.insert(v.mismatches.end(), mm.begin(), mm.end());
         continue;
       }

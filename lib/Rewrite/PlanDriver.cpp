@@ -181,6 +181,7 @@ llvm::Expected<std::string> cudal1::applyPlan(const RewriteInput &in, const Plan
                                               ParsedUnit *parsedInput) {
   std::string text = in.code;
   mlir::MLIRContext mlir;
+  std::set<std::string> launchedInInput; ///< kernels the input launches
   for (unsigned i = 0; i < plan.steps.size(); ++i) {
     const PlanStep &step = plan.steps[i];
     const Transform *t = findTransform(step.transform);
@@ -201,6 +202,22 @@ llvm::Expected<std::string> cudal1::applyPlan(const RewriteInput &in, const Plan
     auto targets = resolve(m, *t, step, i, hostCopies(unit->ast()).size());
     if (!targets)
       return targets.takeError();
+    std::set<std::string> launched;
+    for (const LaunchSite &l : m.launches)
+      if (l.kernelIndex >= 0)
+        launched.insert(m.kernels[l.kernelIndex].name);
+    if (i == 0)
+      launchedInInput = launched;
+    // A kernel whose launches an earlier step took away (fuse, library) no
+    // longer runs: a step on it would change nothing but dead code.
+    for (Target tg : *targets) {
+      bool kernelLevel = tg.launch < 0 && tg.loop < 0 && tg.sync < 0 && tg.copy < 0;
+      const std::string &name = m.kernels[tg.kernel].name;
+      if (kernelLevel && launchedInInput.count(name) && !launched.count(name))
+        return stepError(step, i,
+                         "kernel '" + name + "' no longer runs: an earlier step of the "
+                         "plan replaced its launches");
+    }
     clang::SourceManager &sm = unit->ast().getSourceManager();
     clang::Rewriter rewriter(sm, unit->ast().getLangOpts());
     TransformContext ctx(*unit, rewriter, mlir);

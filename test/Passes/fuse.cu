@@ -11,6 +11,11 @@
 // RUN: not cudal1-opt %s --plan '@#5: fuse' 2>&1 | FileCheck %s --check-prefix=LAST
 // A fused kernel's body is hidden in lambdas: fusing it again is refused.
 // RUN: not cudal1-opt %t.cu --plan '@#0: fuse' 2>&1 | FileCheck %s --check-prefix=AGAIN
+// After fusing #8 and #9, half and twice no longer run: a later step on
+// either is refused; bias still runs (other launches) and may be changed.
+// RUN: not cudal1-opt %s --plan '@#8: fuse; @half: vectorize(width=16)' 2>&1 | FileCheck %s --check-prefix=DEAD
+// RUN: cudal1-opt %s --plan '@#0: fuse; @bias: vectorize(width=16)' -o %t.live.cu
+// RUN: FileCheck %s --check-prefix=LIVE < %t.live.cu
 
 __global__ void bias(const float *x, const float *b, float *y, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -62,8 +67,30 @@ void params(float *p, float *q, int n) {
   relu<<<(n + 255) / 256, 256>>>(p, n);
   relu<<<(n + 255) / 256, 256>>>(q, n);
 }
+// Used once each, in a chain.
+__global__ void half(float *v, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    v[i] *= 0.5f;
+}
+
+__global__ void twice(float *v, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    v[i] *= 2.0f;
+}
+
+void chain(int n) {
+  float *v;
+  cudaMalloc(&v, n * sizeof(float));
+  half<<<(n + 255) / 256, 256>>>(v, n);
+  twice<<<(n + 255) / 256, 256>>>(v, n);
+}
 // CROSS: not legal at launch site #1 ({{.*}}fuse.cu:{{[0-9]+}}:3): launch #2 depends on it through 'y' (cross-thread
 // CONFIG: launch #4 has another configuration
 // ALIAS: 'p' and 'q' may alias (not both fresh allocations)
 // LAST: no launch follows it in its block
 // AGAIN: writes memory the model cannot name
+// DEAD: step 2 (vectorize): kernel 'half' no longer runs: an earlier step of the plan replaced its launches
+// LIVE: cudal1-opt plan: @#0: fuse; @bias: vectorize(width=16)
+// LIVE: float4

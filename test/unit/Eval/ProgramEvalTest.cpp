@@ -373,6 +373,55 @@ TEST(ProgramEval, VerificationRefinesAMovingOriginalsSpread) {
   runProcess({"rm", "-rf", dir}, 30);
 }
 
+// In the timing rounds too: the original's first three runs barely move
+// (100.000, 100.001, 100.001), later ones reach 100.05, and the variant
+// prints 100.04 from its first round on. Whether the original runs before
+// or after it in round 1, the three runs known then allow only 0.01; the
+// refinement's runs show the real spread, so the variant is not wrong after
+// timing (it was, on the H200, for a plan identical to a verified one).
+TEST(ProgramEval, TimingRoundsRefineAMovingOriginalsSpread) {
+  std::string dir = makeTempDir();
+  ProgramBundle b = scriptBundle(dir);
+  b.timeRegex = "^gpu_ms=(\\S+)";
+  auto counter = [&](const char *name) {
+    return std::string("n=$(cat ") + dir + "/" + name + " 2>/dev/null || echo 0); echo $((n+1)) > " +
+           dir + "/" + name + "\n";
+  };
+  writeScript(dir + "/original.sh",
+              counter("original.n") +
+                  "case $n in 0) s=100.000;; 1|2) s=100.001;; *) s=100.05;; esac\n"
+                  "echo checksum=$s; echo gpu_ms=50");
+  writeScript(dir + "/drift.sh", counter("drift.n") +
+                                     "case $n in 0) s=100.000;; *) s=100.04;; esac\n"
+                                     "echo checksum=$s; echo gpu_ms=40");
+  writeScript(dir + "/beyond.sh", counter("beyond.n") +
+                                      "case $n in 0) s=100.000;; *) s=101.0;; esac\n"
+                                      "echo checksum=$s; echo gpu_ms=45");
+  b.variants.push_back({"drift", "drift.sh", false});
+  b.variants.push_back({"beyond", "beyond.sh", false});
+  ProgramEvalOptions opts;
+  opts.jobs = 1;
+  opts.maxRounds = 1;
+  Expected<EvalResults> r = evaluateProgramBundle(b, opts);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  const VariantResult *drift = r->find("drift");
+  EXPECT_EQ(drift->outcome, Outcome::Ok)
+      << (drift->details.empty() ? "" : drift->details.back());
+  EXPECT_TRUE(drift->timed);
+  // Beyond any spread of the original: wrong after timing, and says by how
+  // many of the original's runs it was judged.
+  const VariantResult *beyond = r->find("beyond");
+  EXPECT_EQ(beyond->outcome, Outcome::WrongAfterTiming);
+  ASSERT_FALSE(beyond->details.empty());
+  EXPECT_NE(beyond->details.back().find("round 1: printed output differs"),
+            std::string::npos)
+      << beyond->details.back();
+  EXPECT_NE(beyond->details.back().find("runs of the original)"), std::string::npos)
+      << beyond->details.back();
+  EXPECT_FALSE(beyond->mismatches.empty());
+  runProcess({"rm", "-rf", dir}, 30);
+}
+
 // Screening runs: a variant whose verification run was lucky (10 ms, then
 // 60 ms) wins a race of one run, but not the median of three, where the
 // steady 20 ms variant does. A variant wrong on a later screening run is
@@ -418,7 +467,7 @@ TEST(ProgramEval, ScreeningRunsRankByTheMedian) {
   EXPECT_EQ(r->find("flaky")->outcome, Outcome::Wrong);
   EXPECT_TRUE(r->find("steady")->timed);
   EXPECT_FALSE(r->find("lucky")->timed);
-  EXPECT_NE(r->find("lucky")->details.back().find("screening runs (median 60"),
+  EXPECT_NE(r->find("lucky")->details.back().find("median of its screening runs (60"),
             std::string::npos)
       << r->find("lucky")->details.back();
   runProcess({"rm", "-rf", dir}, 30);
