@@ -2,6 +2,7 @@
 #include "cudal1/Tune/Tuner.h"
 #include "cudal1/Rewrite/Plan.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -122,9 +123,9 @@ TuneResult Tuner::summary() const {
     s.best.push_back(b);
   }
   if (!s.finalPlan.empty()) {
-    // A verified combination: every kernel's best plan is in it.
-    for (KernelBest &b : s.best)
-      b.inFinal = !b.plan.empty();
+    // A verified combination: the kernels whose best plans are in it.
+    for (size_t k : s.finalKernels)
+      s.best[k].inFinal = true;
     return s;
   }
   // Until a combination is verified, the final plan is the single best.
@@ -176,43 +177,66 @@ llvm::Expected<TuneResult> Tuner::run(VariantEvaluator &ev) {
   result.gpu = ev.gpuName();
   TuneResult s = summary();
 
-  // The per-kernel bests together, verified and timed as one variant.
-  std::vector<const KernelBest *> winners;
-  for (const KernelBest &b : s.best)
-    if (!b.plan.empty())
-      winners.push_back(&b);
-  if (opts.combine && winners.size() > 1) {
-    std::string combined;
-    for (const KernelBest *b : winners)
-      combined += (combined.empty() ? "" : "; ") + b->plan;
-    llvm::Expected<std::string> src = derivePlan(input, combined);
+  // The per-kernel bests together, verified and timed as one variant. They
+  // join most certain first, each only if the plan still derives with it
+  // (fusing one kernel into the next takes the next one's plan away, not the
+  // others'), and are applied in the space's order: source order, host code
+  // last, as --apply and the plugin apply a file's best choices.
+  std::vector<size_t> winners;
+  for (size_t k = 0; k < s.best.size(); ++k)
+    if (opts.combine && !s.best[k].plan.empty())
+      winners.push_back(k);
+  std::stable_sort(winners.begin(), winners.end(),
+                   [&](size_t a, size_t b) { return s.best[a].lo > s.best[b].lo; });
+  auto planOf = [&](const std::vector<size_t> &kernels) {
+    std::string text;
+    for (size_t k : kernels)
+      text += (text.empty() ? "" : "; ") + s.best[k].plan;
+    return text;
+  };
+  std::vector<size_t> parts; // in space order
+  std::string source;
+  for (size_t k : winners) {
+    std::vector<size_t> trial = parts;
+    trial.insert(std::upper_bound(trial.begin(), trial.end(), k), k);
+    if (trial.size() == 1) {
+      parts = trial;
+      continue;
+    }
+    llvm::Expected<std::string> src = derivePlan(input, planOf(trial));
     if (!src) {
-      say("the kernels' best plans do not combine: " +
-          llvm::toString(src.takeError()));
-    } else {
-      Candidate c;
-      c.id = "combined";
-      c.kernel = SIZE_MAX;
-      c.plan = combined;
-      c.source = std::move(*src);
-      say("verifying the combination of " + std::to_string(winners.size()) +
-          " kernels' best plans");
-      llvm::Expected<std::vector<CandidateResult>> res = ev.evaluate({c});
-      if (!res)
-        return res.takeError();
-      TuneRecord r;
-      r.candidate = c;
-      r.candidate.source.clear();
-      r.result = res->at(0);
-      r.round = ++result.rounds;
-      result.records.push_back(r);
-      if (r.result.outcome == "ok" && r.result.faster &&
-          r.result.lo > s.finalLo) {
-        result.finalPlan = combined;
-        result.finalSpeedup = r.result.speedup;
-        result.finalLo = r.result.lo;
-        result.finalHi = r.result.hi;
-      }
+      std::string why = llvm::toString(src.takeError());
+      say("'" + s.best[k].plan + "' does not combine with '" + planOf(parts) +
+          "': " + why.substr(0, why.find('\n')));
+      continue;
+    }
+    parts = std::move(trial);
+    source = std::move(*src);
+  }
+  std::string combined = planOf(parts);
+  if (parts.size() > 1) {
+    Candidate c;
+    c.id = "combined";
+    c.kernel = SIZE_MAX;
+    c.plan = combined;
+    c.source = std::move(source);
+    say("verifying the combination of " + std::to_string(parts.size()) +
+        " kernels' best plans");
+    llvm::Expected<std::vector<CandidateResult>> res = ev.evaluate({c});
+    if (!res)
+      return res.takeError();
+    TuneRecord r;
+    r.candidate = c;
+    r.candidate.source.clear();
+    r.result = res->at(0);
+    r.round = ++result.rounds;
+    result.records.push_back(r);
+    if (r.result.outcome == "ok" && r.result.faster && r.result.lo > s.finalLo) {
+      result.finalPlan = combined;
+      result.finalSpeedup = r.result.speedup;
+      result.finalLo = r.result.lo;
+      result.finalHi = r.result.hi;
+      result.finalKernels = parts;
     }
   }
   return summary();

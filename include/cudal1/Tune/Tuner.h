@@ -87,6 +87,9 @@ struct TuneResult {
   /// plans, else the single best one; empty when nothing was faster.
   std::string finalPlan;
   double finalSpeedup = 1, finalLo = 1, finalHi = 1;
+  /// With a verified combination: the kernels (indices into `best`) whose
+  /// plans it holds.
+  std::vector<size_t> finalKernels;
   unsigned rounds = 0, refused = 0;
   std::string gpu;
 };

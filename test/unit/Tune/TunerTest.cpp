@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
 using namespace cudal1;
@@ -30,7 +31,7 @@ RewriteInput input() {
           analysisArgs({"-x", "cuda", "--cuda-gpu-arch=sm_90"}, nullptr)};
 }
 
-/// Plays a GPU: warp-reduce on `sum` is 3x, restrict 1.1x per kernel, anything with
+/// Plays a GPU: warp-reduce on `sum` is 3x, fuse 1.2x, restrict 1.1x per kernel, anything with
 /// launch-config(block=1024) is wrong, and one plan crashes.
 class ScriptedEvaluator : public VariantEvaluator {
 public:
@@ -46,6 +47,8 @@ public:
       double s = 1.0;
       if (c.plan.find("warp-reduce") != std::string::npos)
         s *= 3.0;
+      if (c.plan.find("fuse") != std::string::npos)
+        s *= 1.2;
       // restrict pays 1.1x per kernel it is applied to.
       for (size_t at = c.plan.find("restrict"); at != std::string::npos;
            at = c.plan.find("restrict", at + 1))
@@ -162,6 +165,60 @@ TEST(Tuner, WithoutACombinationOnlyTheSingleBestIsFinal) {
   EXPECT_FALSE(r->best[0].inFinal);      // ...but never measured with sum's plan
   EXPECT_TRUE(r->best[1].inFinal);
   EXPECT_EQ(r->finalPlan, r->best[1].plan);
+}
+
+namespace {
+/// Proposes each kernel's first legal step of one transform, once.
+class OneStepStrategy : public SearchStrategy {
+public:
+  std::map<std::string, std::string> transformOf; ///< kernel -> transform
+  const char *name() const override { return "one-step"; }
+  std::vector<Proposal> propose(const TuneKernel &k, const KernelHistory &h,
+                                unsigned) override {
+    auto it = transformOf.find(k.name);
+    if (it == transformOf.end())
+      return {};
+    for (const TuneStep &st : k.steps)
+      if (st.transform == it->second && !h.tried.count(st.text()))
+        return {Proposal{{st}}};
+    return {};
+  }
+};
+} // namespace
+
+TEST(Tuner, BestPlansThatDoNotCombineAreLeftOutOfTheCombination) {
+  // Fusing half into twice takes twice's launch: twice's own best plan
+  // cannot join, copy's can. The combination is half's and copy's, and
+  // only those two become best choices.
+  RewriteInput in = input();
+  in.file = std::string(CUDAL1_SOURCE_DIR) + "/test/cudal1-opt/Inputs/tune-chain.cu";
+  std::ifstream f(in.file);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  in.code = ss.str();
+  llvm::Expected<TuneSpace> sp = collectTuneSpace(in);
+  ASSERT_TRUE(bool(sp)) << llvm::toString(sp.takeError());
+  OneStepStrategy st;
+  st.transformOf = {{"half", "fuse"}, {"twice", "restrict"}, {"copy", "restrict"}};
+  TuneOptions o;
+  o.budget = 8;
+  Tuner t(in, *sp, st, o);
+  ScriptedEvaluator ev;
+  llvm::Expected<TuneResult> r = t.run(ev);
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  ASSERT_EQ(r->best.size(), 3u);
+  EXPECT_EQ(r->best[0].plan, "@half: fuse");
+  EXPECT_EQ(r->best[1].plan, "@twice: restrict");
+  EXPECT_EQ(r->best[2].plan, "@copy: restrict");
+  // One round of three singles, then the combination, best first.
+  ASSERT_EQ(ev.batches.size(), 2u);
+  ASSERT_EQ(ev.batches.back().size(), 1u);
+  EXPECT_EQ(ev.batches.back()[0], "@half: fuse; @copy: restrict");
+  EXPECT_EQ(r->finalPlan, "@half: fuse; @copy: restrict");
+  EXPECT_NEAR(r->finalSpeedup, 1.2 * 1.1, 0.01);
+  EXPECT_TRUE(r->best[0].inFinal);
+  EXPECT_FALSE(r->best[1].inFinal);
+  EXPECT_TRUE(r->best[2].inFinal);
 }
 
 TEST(Tuner, WrongAndCrashingVariantsAreNeverChosen) {
