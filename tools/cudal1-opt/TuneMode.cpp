@@ -14,6 +14,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -71,13 +72,18 @@ llvm::Error recordAll(const std::string &dbPath, const TuneSpace &space,
   std::string session = sessionId();
   std::vector<Measurement> ms;
   for (const TuneRecord &rec : r.records) {
-    if (rec.candidate.kernel >= space.kernels.size() ||
-        rec.result.outcome == "refused")
+    if (rec.result.outcome == "refused")
       continue;
-    const TuneKernel &k = space.kernels[rec.candidate.kernel];
     Measurement m;
-    m.kernelKey = k.key;
-    m.kernelName = k.name;
+    if (rec.candidate.kernel < space.kernels.size()) {
+      m.kernelKey = space.kernels[rec.candidate.kernel].key;
+      m.kernelName = space.kernels[rec.candidate.kernel].name;
+    } else {
+      // The kernels' best plans measured together belong to no one kernel:
+      // the file's entry, as the host code has one (never a best choice).
+      m.kernelKey = "program:" + llvm::sys::path::filename(space.file).str();
+      m.kernelName = "(combination)";
+    }
     m.plan = rec.candidate.plan;
     m.gpu = gpu;
     m.shape = kAnyShape.str();
