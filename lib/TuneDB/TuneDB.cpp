@@ -394,7 +394,13 @@ Expected<TuneDB> TuneDB::open(StringRef path, const TuneDBOptions &options) {
       if (std::error_code ec = sys::fs::create_directories(dir))
         return invalid(prefix() + ": cannot create its directory: " + ec.message());
   }
-  int flags = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  // A reader opens a writable file for writing all the same (and never
+  // writes: query_only below): only such a connection, the last to close,
+  // removes the -wal and -shm files that reading a WAL database creates, so
+  // a build that only looked up plans leaves nothing beside the database.
+  int flags = !readOnly ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+              : sys::fs::access(path, sys::fs::AccessMode::Write) ? SQLITE_OPEN_READONLY
+                                                                  : SQLITE_OPEN_READWRITE;
   int rc = sqlite3_open_v2(impl->path.c_str(), &impl->db, flags, nullptr);
   if (rc != SQLITE_OK)
     return impl->fail(rc, "opening");

@@ -421,10 +421,19 @@ TEST_F(TuneDBTest, ReadOnlyOpen) {
     ASSERT_TRUE(bool(db));
     ASSERT_TRUE(bool(db->recordMeasurement(sample("k#1", "coalesce", 1.5))));
   }
-  llvm::Expected<TuneDB> ro = TuneDB::open(file("t.db"), readOnly());
-  ASSERT_TRUE(bool(ro)) << errorOf(std::move(ro));
-  err = errorOf(ro->recordMeasurement(sample("k#1", "coalesce", 1.5)));
-  EXPECT_NE(err.find("read-only"), std::string::npos) << err;
+  std::string before = readFile(file("t.db"));
+  {
+    llvm::Expected<TuneDB> ro = TuneDB::open(file("t.db"), readOnly());
+    ASSERT_TRUE(bool(ro)) << errorOf(std::move(ro));
+    err = errorOf(ro->recordMeasurement(sample("k#1", "coalesce", 1.5)));
+    EXPECT_NE(err.find("read-only"), std::string::npos) << err;
+  }
+  // A reader leaves nothing beside the database (a build's lookups must not
+  // litter a checked-in or downloaded database with -wal and -shm files)
+  // and changes none of its bytes.
+  EXPECT_FALSE(llvm::sys::fs::exists(file("t.db-wal")));
+  EXPECT_FALSE(llvm::sys::fs::exists(file("t.db-shm")));
+  EXPECT_EQ(readFile(file("t.db")), before);
   EXPECT_EQ(count(file("t.db"), "measurements"), 1);
 
   // A read-write open creates missing directories.
