@@ -20,11 +20,13 @@ fi
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 rm -rf "$work" && mkdir -p "$work" || fail "cannot create $work"
 if [ -n "$opt" ] && [ -x "$opt" ]; then
+  start=$(date +%s)
   "$opt" "$example" --tune --budget 32 --race 3 --screen 3 --time-regex '^gpu_ms=(\S+)' \
     --build-cmd "$nvcc -O3 -arch=sm_90 {src} -o {exe}" --db "$work/tune.db" \
     --report "$work/report.html" -o "$work/tuned.cu" -- -x cuda --cuda-gpu-arch=sm_90 \
     > "$work/tune.log" 2>&1 || { cat "$work/tune.log"; fail "cudal1-opt --tune exited $?"; }
   cat "$work/tune.log"
+  echo "tuning wall time: $(($(date +%s) - start)) s"
   grep -q '^result: ' "$work/tune.log" || fail "no result line"
   test -s "$work/report.html" || fail "no report"
   "$opt" --db-stats --db "$work/tune.db" > "$work/stats.txt" 2>&1 || fail "--db-stats"
@@ -33,6 +35,8 @@ if [ -n "$opt" ] && [ -x "$opt" ]; then
     fail "cudal1-opt --apply exited $?"
   cmp -s "$work/applied.cu" "$work/tuned.cu" ||
     fail "the database's plans, applied as the plugin applies them, differ from the tuned source"
+  # Writers and readers alike leave nothing beside the database.
+  ! ls "$work"/tune.db-* >/dev/null 2>&1 || fail "files left beside the database: $(ls "$work"/tune.db-*)"
   "$nvcc" -O3 -arch=sm_90 "$example" -o "$work/original" || fail "the original does not build"
   "$nvcc" -O3 -arch=sm_90 "$work/tuned.cu" -o "$work/tuned" || fail "the tuned source does not build"
   a=$("$work/original" | grep -v '^gpu_ms=') || fail "the original fails"

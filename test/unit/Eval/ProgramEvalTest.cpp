@@ -23,6 +23,12 @@ void writeScript(const std::string &path, const std::string &body) {
   ::chmod(path.c_str(), 0755);
 }
 
+/// A script's first lines: counts its runs in `file` (by default next to the
+/// built program) and sets $n to the number of earlier runs.
+std::string runCounter(const std::string &file = "$0.n") {
+  return "n=$(cat " + file + " 2>/dev/null || echo 0); echo $((n+1)) > " + file + "\n";
+}
+
 ProgramBundle scriptBundle(const std::string &dir) {
   ProgramBundle b;
   b.dir = dir;
@@ -117,7 +123,7 @@ TEST(ProgramEval, VerdictsAndRanking) {
   writeScript(dir + "/broken.sh", "BROKEN");
   // Right on its first run, wrong afterwards (a counter file next to it).
   writeScript(dir + "/lazy.sh",
-              "n=$(cat $0.n 2>/dev/null || echo 0); echo $((n+1)) > $0.n\n"
+              runCounter() +
               "if [ $n -ge 1 ]; then echo checksum=2; else sleep 0.08; echo checksum=1; fi");
   ProgramBundle b = scriptBundle(dir);
   for (const char *id : {"fast", "slow", "wrong", "crash", "exit", "hang", "broken", "lazy"})
@@ -190,13 +196,13 @@ TEST(ProgramEval, RecordsSamplesAndFloor) {
   std::string dir = makeTempDir();
   // Reported times differ per run (a counter file), so the samples show
   // which run each one came from.
-  const char *body =
-      "n=$(cat $0.n 2>/dev/null || echo 0); echo $((n+1)) > $0.n\n"
+  std::string body =
+      runCounter() +
       "echo checksum=1; echo 'floor: bytes=2e9 flops=4e6 dtype=f32'; "
       "echo gpu_ms=%s.$n";
   char orig[512], fast[512];
-  std::snprintf(orig, sizeof orig, body, "60");
-  std::snprintf(fast, sizeof fast, body, "20");
+  std::snprintf(orig, sizeof orig, body.c_str(), "60");
+  std::snprintf(fast, sizeof fast, body.c_str(), "20");
   writeScript(dir + "/original.sh", orig);
   writeScript(dir + "/fast.sh", fast);
   ProgramBundle b = scriptBundle(dir);
@@ -289,7 +295,7 @@ TEST(ProgramEval, OriginalSpreadGrowsWithItsRuns) {
   std::string dir = makeTempDir();
   ProgramBundle b = scriptBundle(dir);
   b.timeRegex = "^gpu_ms=(\\S+)";
-  const char *counter = "n=$(cat $0.n 2>/dev/null || echo 0); echo $((n+1)) > $0.n\n";
+  std::string counter = runCounter();
   // Runs 1 and 2 verify; run 3 is the first timing round.
   writeScript(dir + "/original.sh",
               std::string(counter) +
@@ -331,10 +337,7 @@ TEST(ProgramEval, VerificationRefinesAMovingOriginalsSpread) {
   ProgramBundle b = scriptBundle(dir);
   b.timeRegex = "^gpu_ms=(\\S+)";
   // The original counts its runs in the bundle directory.
-  auto counter = [&] {
-    return "n=$(cat " + dir + "/count 2>/dev/null || echo 0); echo $((n+1)) > " + dir +
-           "/count\n";
-  };
+  auto counter = [&] { return runCounter(dir + "/count"); };
   writeScript(dir + "/original.sh",
               counter() +
                   "case $n in 0) s=100.000;; 1) s=100.001;; *) s=100.05;; esac\n"
@@ -383,10 +386,7 @@ TEST(ProgramEval, TimingRoundsRefineAMovingOriginalsSpread) {
   std::string dir = makeTempDir();
   ProgramBundle b = scriptBundle(dir);
   b.timeRegex = "^gpu_ms=(\\S+)";
-  auto counter = [&](const char *name) {
-    return std::string("n=$(cat ") + dir + "/" + name + " 2>/dev/null || echo 0); echo $((n+1)) > " +
-           dir + "/" + name + "\n";
-  };
+  auto counter = [&](const char *name) { return runCounter(dir + "/" + name); };
   writeScript(dir + "/original.sh",
               counter("original.n") +
                   "case $n in 0) s=100.000;; 1|2) s=100.001;; *) s=100.05;; esac\n"
@@ -428,10 +428,7 @@ TEST(ProgramEval, TimingRoundsRefineAMovingOriginalsSpread) {
 // wrong.
 TEST(ProgramEval, ScreeningRunsRankByTheMedian) {
   std::string dir = makeTempDir();
-  auto counter = [&](const char *name) {
-    return std::string("n=$(cat ") + dir + "/" + name + " 2>/dev/null || echo 0); echo $((n+1)) > " +
-           dir + "/" + name + "\n";
-  };
+  auto counter = [&](const char *name) { return runCounter(dir + "/" + name); };
   auto bundle = [&] {
     ProgramBundle b = scriptBundle(dir);
     b.timeRegex = "^gpu_ms=(\\S+)";
