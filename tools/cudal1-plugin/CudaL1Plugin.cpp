@@ -212,10 +212,11 @@ class CudaL1Action : public PluginASTAction {
           if (opts.verbose) {
             for (const cudal1::AppliedPlan &p : r->applied)
               notes.push_back("applied " + p.plan);
-            if (r->cached && r->changed)
-              notes.push_back(("applied the cached derivation: " +
-                               StringRef(source).substr(0, source.find("*/") + 2))
-                                  .str());
+            // A cached derivation names its plan on its first line.
+            StringRef head = StringRef(source).substr(0, source.find(" */"));
+            if (r->cached && r->changed && head.consume_front("/* cudal1-opt plan: "))
+              notes.push_back("applied " + head.str() +
+                              " (from the derivation cache)");
           }
         }
       }
