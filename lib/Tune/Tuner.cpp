@@ -97,6 +97,30 @@ void Tuner::absorb(const std::vector<Candidate> &cands,
   }
 }
 
+namespace {
+/// Which kernel each step of a combination's plan belongs to, and that
+/// kernel's part of the plan; empty when a step is in no kernel's space.
+std::map<size_t, std::string> partsOf(const TuneSpace &space, const std::string &plan) {
+  std::map<size_t, std::string> parts;
+  llvm::SmallVector<llvm::StringRef, 8> pieces;
+  llvm::StringRef(plan).split(pieces, "; ");
+  for (llvm::StringRef piece : pieces) {
+    bool found = false;
+    for (size_t k = 0; k < space.kernels.size() && !found; ++k)
+      for (const TuneStep &st : space.kernels[k].steps)
+        if (st.text() == piece.trim()) {
+          std::string &part = parts[k];
+          part += (part.empty() ? "" : "; ") + st.text();
+          found = true;
+          break;
+        }
+    if (!found)
+      return {};
+  }
+  return parts;
+}
+} // namespace
+
 TuneResult Tuner::summary() const {
   TuneResult s = result;
   s.best.clear();
@@ -122,25 +146,94 @@ TuneResult Tuner::summary() const {
     }
     s.best.push_back(b);
   }
-  if (!s.finalPlan.empty()) {
-    // A verified combination: the kernels whose best plans are in it.
-    for (size_t k : s.finalKernels)
-      s.best[k].inFinal = true;
-    return s;
-  }
-  // Until a combination is verified, the final plan is the single best.
+  // The single best plan...
   KernelBest *top = nullptr;
   for (KernelBest &b : s.best)
     if (!b.plan.empty() && (!top || b.lo > top->lo))
       top = &b;
-  if (top) {
-    top->inFinal = true;
-    s.finalPlan = top->plan;
-    s.finalSpeedup = top->speedup;
-    s.finalLo = top->lo;
-    s.finalHi = top->hi;
+  if (!top)
+    return s;
+  s.finalPlan = top->plan;
+  s.finalSpeedup = top->speedup;
+  s.finalLo = top->lo;
+  s.finalHi = top->hi;
+  s.finalKernels = {size_t(top - s.best.data())};
+  // ...unless a verified combination of the current bests is surer. One
+  // whose parts are no longer their kernels' bests (a later round found
+  // better) is history: the build applies the bests.
+  for (const TuneRecord &r : result.records) {
+    if (r.candidate.kernel != kCombination || r.result.outcome != "ok" ||
+        !r.result.faster || r.result.lo <= s.finalLo)
+      continue;
+    std::map<size_t, std::string> parts = partsOf(space, r.candidate.plan);
+    bool current = parts.size() > 1;
+    for (const auto &[k, part] : parts)
+      current &= s.best[k].plan == part;
+    if (!current)
+      continue;
+    s.finalPlan = r.candidate.plan;
+    s.finalSpeedup = r.result.speedup;
+    s.finalLo = r.result.lo;
+    s.finalHi = r.result.hi;
+    s.finalKernels.clear();
+    for (const auto &[k, part] : parts)
+      s.finalKernels.push_back(k);
   }
+  for (size_t k : s.finalKernels)
+    s.best[k].inFinal = true;
   return s;
+}
+
+std::optional<Candidate>
+Tuner::combination(const std::function<void(const std::string &)> &say) {
+  // Most certain first, each joining only if the plan still derives with it
+  // (fusing one kernel into the next takes the next one's plan away, not
+  // the others'), applied in the space's order: source order, host code
+  // last, as --apply and the plugin apply a file's best choices.
+  TuneResult s = summary();
+  std::vector<size_t> winners;
+  for (size_t k = 0; k < s.best.size(); ++k)
+    if (!s.best[k].plan.empty())
+      winners.push_back(k);
+  std::stable_sort(winners.begin(), winners.end(),
+                   [&](size_t a, size_t b) { return s.best[a].lo > s.best[b].lo; });
+  auto planOf = [&](const std::vector<size_t> &kernels) {
+    std::string text;
+    for (size_t k : kernels)
+      text += (text.empty() ? "" : "; ") + s.best[k].plan;
+    return text;
+  };
+  std::vector<size_t> parts; // in space order
+  std::string source;
+  for (size_t k : winners) {
+    std::vector<size_t> trial = parts;
+    trial.insert(std::upper_bound(trial.begin(), trial.end(), k), k);
+    if (trial.size() == 1) {
+      parts = trial;
+      continue;
+    }
+    llvm::Expected<std::string> src = derivePlan(input, planOf(trial));
+    if (!src) {
+      std::string why = llvm::toString(src.takeError());
+      if (say)
+        say("'" + s.best[k].plan + "' does not combine with '" + planOf(parts) +
+            "': " + why.substr(0, why.find('\n')));
+      continue;
+    }
+    parts = std::move(trial);
+    source = std::move(*src);
+  }
+  if (parts.size() < 2)
+    return std::nullopt;
+  Candidate c;
+  c.id = "combined";
+  c.kernel = kCombination;
+  c.plan = planOf(parts);
+  for (const TuneRecord &r : result.records)
+    if (r.candidate.kernel == kCombination && r.candidate.plan == c.plan)
+      return std::nullopt;
+  c.source = std::move(source);
+  return c;
 }
 
 llvm::Expected<TuneResult> Tuner::run(VariantEvaluator &ev) {
@@ -175,70 +268,16 @@ llvm::Expected<TuneResult> Tuner::run(VariantEvaluator &ev) {
     evaluated += unsigned(cands.size());
   }
   result.gpu = ev.gpuName();
-  TuneResult s = summary();
 
-  // The per-kernel bests together, verified and timed as one variant. They
-  // join most certain first, each only if the plan still derives with it
-  // (fusing one kernel into the next takes the next one's plan away, not the
-  // others'), and are applied in the space's order: source order, host code
-  // last, as --apply and the plugin apply a file's best choices.
-  std::vector<size_t> winners;
-  for (size_t k = 0; k < s.best.size(); ++k)
-    if (opts.combine && !s.best[k].plan.empty())
-      winners.push_back(k);
-  std::stable_sort(winners.begin(), winners.end(),
-                   [&](size_t a, size_t b) { return s.best[a].lo > s.best[b].lo; });
-  auto planOf = [&](const std::vector<size_t> &kernels) {
-    std::string text;
-    for (size_t k : kernels)
-      text += (text.empty() ? "" : "; ") + s.best[k].plan;
-    return text;
-  };
-  std::vector<size_t> parts; // in space order
-  std::string source;
-  for (size_t k : winners) {
-    std::vector<size_t> trial = parts;
-    trial.insert(std::upper_bound(trial.begin(), trial.end(), k), k);
-    if (trial.size() == 1) {
-      parts = trial;
-      continue;
+  // The per-kernel bests together, verified and timed as one variant.
+  if (opts.combine)
+    if (std::optional<Candidate> c = combination(say)) {
+      say("verifying the combination of the kernels' best plans");
+      llvm::Expected<std::vector<CandidateResult>> res = ev.evaluate({*c});
+      if (!res)
+        return res.takeError();
+      absorb({*c}, *res);
     }
-    llvm::Expected<std::string> src = derivePlan(input, planOf(trial));
-    if (!src) {
-      std::string why = llvm::toString(src.takeError());
-      say("'" + s.best[k].plan + "' does not combine with '" + planOf(parts) +
-          "': " + why.substr(0, why.find('\n')));
-      continue;
-    }
-    parts = std::move(trial);
-    source = std::move(*src);
-  }
-  std::string combined = planOf(parts);
-  if (parts.size() > 1) {
-    Candidate c;
-    c.id = "combined";
-    c.kernel = SIZE_MAX;
-    c.plan = combined;
-    c.source = std::move(source);
-    say("verifying the combination of " + std::to_string(parts.size()) +
-        " kernels' best plans");
-    llvm::Expected<std::vector<CandidateResult>> res = ev.evaluate({c});
-    if (!res)
-      return res.takeError();
-    TuneRecord r;
-    r.candidate = c;
-    r.candidate.source.clear();
-    r.result = res->at(0);
-    r.round = ++result.rounds;
-    result.records.push_back(r);
-    if (r.result.outcome == "ok" && r.result.faster && r.result.lo > s.finalLo) {
-      result.finalPlan = combined;
-      result.finalSpeedup = r.result.speedup;
-      result.finalLo = r.result.lo;
-      result.finalHi = r.result.hi;
-      result.finalKernels = parts;
-    }
-  }
   return summary();
 }
 

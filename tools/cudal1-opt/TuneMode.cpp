@@ -270,11 +270,19 @@ cudal1::Expected<BundleRound> absorbBundle(const std::string &dir,
     Candidate c;
     c.id = p.id;
     c.plan = p.plan;
-    c.kernel = SIZE_MAX;
+    c.kernel = kCombination;
     for (size_t k = 0; k < space.kernels.size(); ++k)
       if (space.kernels[k].key == p.kernelKey)
         c.kernel = k;
-    if (c.kernel == SIZE_MAX) {
+    if (p.kernelKey == "*") {
+      // The kernels' best plans together; the tuner checks that its parts
+      // are still the kernels' bests before choosing it.
+      const VariantResult *v = res->find(p.id);
+      cands.push_back(c);
+      results.push_back(v ? toCandidateResult(*v, round.original) : CandidateResult{});
+      continue;
+    }
+    if (c.kernel == kCombination) {
       note() << dir << ": " << p.id << ": kernel " << p.kernel
              << " changed since the bundle was written; its result is "
                 "ignored\n";
@@ -372,6 +380,11 @@ int runTuneMode(const RewriteInput &in, const TuneModeOptions &o) {
     // One round of the whole budget: the strategy learns only from the
     // rounds given with --continue.
     std::vector<Candidate> cands = tuner.proposeRound(o.budget);
+    // With earlier rounds: their kernels' bests together, one more variant
+    // (the import chooses it only if it is verified and surer than the
+    // best single plan, as --tune does).
+    if (std::optional<Candidate> c = tuner.combination())
+      cands.push_back(std::move(*c));
     if (terminal)
       errs() << "\r\033[K";
     if (cands.empty()) {

@@ -15,15 +15,19 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace cudal1 {
 
+/// Candidate::kernel of the kernels' best plans measured together.
+constexpr size_t kCombination = SIZE_MAX;
+
 /// A derived variant: one kernel's plan applied to the whole unit.
 struct Candidate {
-  std::string id;     ///< "v003"
-  size_t kernel = 0;  ///< into TuneSpace::kernels; SIZE_MAX for a combination
+  std::string id;     ///< "v003"; "combined" for the combination
+  size_t kernel = 0;  ///< into TuneSpace::kernels, or kCombination
   std::string plan;   ///< canonical plan text
   std::vector<TuneStep> steps; ///< the plan as steps (empty when imported)
   bool fastMath = false;
@@ -107,8 +111,14 @@ public:
   /// ...and what came back for them.
   void absorb(const std::vector<Candidate> &candidates,
               const std::vector<CandidateResult> &results);
-  /// The per-kernel bests from what was absorbed so far.
+  /// The per-kernel bests from what was absorbed so far, and the final
+  /// plan: the best verified combination of current bests, if one beats the
+  /// single best plan, else that.
   TuneResult summary() const;
+  /// The kernels' current best plans together, as one more candidate (the
+  /// split path puts it in its next bundle); none when fewer than two
+  /// combine or this combination was measured already.
+  std::optional<Candidate> combination(const std::function<void(const std::string &)> &say = {});
 
 private:
   RewriteInput input;

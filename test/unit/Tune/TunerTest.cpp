@@ -221,6 +221,68 @@ TEST(Tuner, BestPlansThatDoNotCombineAreLeftOutOfTheCombination) {
   EXPECT_TRUE(r->best[2].inFinal);
 }
 
+// The split path's rounds: a combination measured in one round is the final
+// plan while its parts are their kernels' bests, and history once a later
+// round finds a better plan for one of them.
+TEST(Tuner, ACombinationCountsWhileItsPartsAreTheBests) {
+  RewriteInput in = input();
+  in.file = std::string(CUDAL1_SOURCE_DIR) + "/test/cudal1-opt/Inputs/tune-chain.cu";
+  std::ifstream f(in.file);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  in.code = ss.str();
+  llvm::Expected<TuneSpace> sp = collectTuneSpace(in);
+  ASSERT_TRUE(bool(sp)) << llvm::toString(sp.takeError());
+  ASSERT_EQ(sp->kernels.size(), 3u);
+  std::string otherCopyStep;
+  for (const TuneStep &st : sp->kernels[2].steps)
+    if (st.transform != "restrict")
+      otherCopyStep = st.text();
+  ASSERT_FALSE(otherCopyStep.empty());
+  OneStepStrategy st;
+  Tuner t(in, *sp, st, TuneOptions{});
+  auto cand = [](size_t k, std::string id, std::string plan) {
+    Candidate c;
+    c.id = std::move(id);
+    c.kernel = k;
+    c.plan = std::move(plan);
+    return c;
+  };
+  auto faster = [](double lo) {
+    CandidateResult r;
+    r.outcome = "ok";
+    r.timed = r.faster = true;
+    r.speedup = lo + 0.01;
+    r.lo = lo;
+    r.hi = lo + 0.02;
+    return r;
+  };
+  t.absorb({cand(0, "v000", "@half: fuse"), cand(2, "v001", "@copy: restrict")},
+           {faster(1.18), faster(1.08)});
+  EXPECT_EQ(t.summary().finalPlan, "@half: fuse");
+  std::optional<Candidate> c = t.combination();
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->plan, "@half: fuse; @copy: restrict");
+  EXPECT_EQ(c->kernel, kCombination);
+  EXPECT_NE(c->source.find("cudal1-opt plan: @half: fuse; @copy: restrict"), std::string::npos);
+  t.absorb({*c}, {faster(1.25)});
+  TuneResult r = t.summary();
+  EXPECT_EQ(r.finalPlan, "@half: fuse; @copy: restrict");
+  EXPECT_TRUE(r.best[0].inFinal);
+  EXPECT_TRUE(r.best[2].inFinal);
+  EXPECT_FALSE(t.combination().has_value()); // measured already
+  // A surer plan for copy: the measured combination is no longer what the
+  // build would apply.
+  t.absorb({cand(2, "v002", "@copy: restrict; " + otherCopyStep)}, {faster(1.15)});
+  r = t.summary();
+  EXPECT_EQ(r.finalPlan, "@half: fuse");
+  EXPECT_TRUE(r.best[0].inFinal);
+  EXPECT_FALSE(r.best[2].inFinal);
+  c = t.combination();
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->plan, "@half: fuse; @copy: restrict; " + otherCopyStep);
+}
+
 TEST(Tuner, WrongAndCrashingVariantsAreNeverChosen) {
   TuneSpace s = space();
   // A fixed small space (block shapes and restrict), so that the seeded
