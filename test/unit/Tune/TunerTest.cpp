@@ -15,20 +15,14 @@ using namespace cudal1;
 namespace {
 
 // The program the lit test tunes too: an element-wise kernel and an atomic
-// reduction, one launch each.
-const std::string kFile =
-    std::string(CUDAL1_SOURCE_DIR) + "/test/cudal1-opt/Inputs/tune-me.cu";
-
-std::string readSource() {
-  std::ifstream in(kFile);
+// reduction, one launch each. tune-chain.cu: three kernels, the first
+// fusable into the second.
+RewriteInput input(const std::string &name = "tune-me.cu") {
+  std::string file = std::string(CUDAL1_SOURCE_DIR) + "/test/cudal1-opt/Inputs/" + name;
+  std::ifstream in(file);
   std::stringstream ss;
   ss << in.rdbuf();
-  return ss.str();
-}
-
-RewriteInput input() {
-  return {kFile, readSource(),
-          analysisArgs({"-x", "cuda", "--cuda-gpu-arch=sm_90"}, nullptr)};
+  return {file, ss.str(), analysisArgs({"-x", "cuda", "--cuda-gpu-arch=sm_90"}, nullptr)};
 }
 
 /// Plays a GPU: warp-reduce on `sum` is 3x, fuse 1.2x, restrict 1.1x per kernel, anything with
@@ -190,12 +184,7 @@ TEST(Tuner, BestPlansThatDoNotCombineAreLeftOutOfTheCombination) {
   // Fusing half into twice takes twice's launch: twice's own best plan
   // cannot join, copy's can. The combination is half's and copy's, and
   // only those two become best choices.
-  RewriteInput in = input();
-  in.file = std::string(CUDAL1_SOURCE_DIR) + "/test/cudal1-opt/Inputs/tune-chain.cu";
-  std::ifstream f(in.file);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  in.code = ss.str();
+  RewriteInput in = input("tune-chain.cu");
   llvm::Expected<TuneSpace> sp = collectTuneSpace(in);
   ASSERT_TRUE(bool(sp)) << llvm::toString(sp.takeError());
   OneStepStrategy st;
@@ -225,12 +214,7 @@ TEST(Tuner, BestPlansThatDoNotCombineAreLeftOutOfTheCombination) {
 // plan while its parts are their kernels' bests, and history once a later
 // round finds a better plan for one of them.
 TEST(Tuner, ACombinationCountsWhileItsPartsAreTheBests) {
-  RewriteInput in = input();
-  in.file = std::string(CUDAL1_SOURCE_DIR) + "/test/cudal1-opt/Inputs/tune-chain.cu";
-  std::ifstream f(in.file);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  in.code = ss.str();
+  RewriteInput in = input("tune-chain.cu");
   llvm::Expected<TuneSpace> sp = collectTuneSpace(in);
   ASSERT_TRUE(bool(sp)) << llvm::toString(sp.takeError());
   ASSERT_EQ(sp->kernels.size(), 3u);
