@@ -143,55 +143,36 @@ Expected<ApplyResult> applyBestPlans(const RewriteInput &in, const ApplyOptions 
   if (found.empty())
     return remember(r);
 
-  auto derive = [&](const std::vector<AppliedPlan> &plans) -> Expected<std::string> {
-    std::string text;
-    for (const AppliedPlan &p : plans)
-      text += (text.empty() ? "" : "; ") + p.plan;
-    Expected<Plan> plan = parsePlan(text);
-    if (!plan)
-      return plan.takeError();
-    return applyPlan(in, *plan);
-  };
-  Expected<std::string> all = derive(found);
-  if (all) {
-    r.source = std::move(*all);
+  std::vector<std::string> plans;
+  std::vector<double> certainty;
+  for (const AppliedPlan &p : found) {
+    plans.push_back(p.plan);
+    certainty.push_back(p.lo.value_or(0));
+  }
+  std::string all;
+  for (const std::string &p : plans)
+    all += (all.empty() ? "" : "; ") + p;
+  Expected<std::string> together = derivePlan(in, all);
+  if (together) {
+    r.source = std::move(*together);
     r.applied = std::move(found);
     r.changed = true;
     return remember(r);
   }
-  consumeError(all.takeError());
+  consumeError(together.takeError());
 
   // Some plan no longer applies, or two conflict: keep the best ones that
-  // apply together, most certain first.
-  std::vector<size_t> order(found.size());
-  for (size_t i = 0; i < order.size(); ++i)
-    order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return found[a].lo.value_or(0) > found[b].lo.value_or(0);
+  // apply together, most certain first, as the tuner combined them.
+  PlanCombination c = combinePlans(in, plans, certainty, [&](size_t i, Error e) {
+    const AppliedPlan &p = found[i];
+    r.warnings.push_back("the tuned plan of " +
+                         (p.kernel == "(host)" ? std::string("the host code")
+                                               : "kernel '" + p.kernel + "'") +
+                         " ('" + p.plan + "') was not applied: " + toString(std::move(e)));
   });
-  std::vector<size_t> kept; // indices into `found`, kept in source order
-  std::string source;
-  for (size_t i : order) {
-    std::vector<size_t> trial = kept;
-    trial.insert(std::upper_bound(trial.begin(), trial.end(), i), i);
-    std::vector<AppliedPlan> plans;
-    for (size_t j : trial)
-      plans.push_back(found[j]);
-    Expected<std::string> s = derive(plans);
-    if (!s) {
-      const AppliedPlan &p = found[i];
-      r.warnings.push_back("the tuned plan of " +
-                           (p.kernel == "(host)" ? std::string("the host code")
-                                                 : "kernel '" + p.kernel + "'") +
-                           " ('" + p.plan + "') was not applied: " + toString(s.takeError()));
-      continue;
-    }
-    kept = std::move(trial);
-    source = std::move(*s);
-  }
-  if (!kept.empty()) {
-    r.source = std::move(source);
-    for (size_t j : kept)
+  if (!c.kept.empty()) {
+    r.source = std::move(c.source);
+    for (size_t j : c.kept)
       r.applied.push_back(found[j]);
     r.changed = true;
   }

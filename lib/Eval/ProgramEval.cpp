@@ -453,7 +453,7 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
   };
   auto differs = [&](const std::string &when) {
     std::string d = when + "printed output differs from the original's";
-    if (originalRuns.size() + 1 > 2)
+    if (originalRuns.size() > 1) // more than the original's first two runs
       d += " (judged by " + std::to_string(originalRuns.size() + 1) +
            " runs of the original)";
     return d;

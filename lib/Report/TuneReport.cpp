@@ -62,7 +62,7 @@ void addTuneResult(ReportData &d, const TuneSpace &space,
     if (rec.candidate.kernel < space.kernels.size() &&
         rec.candidate.kernel < d.kernels.size())
       d.kernels[rec.candidate.kernel].variants.push_back(v);
-    else if (rec.candidate.kernel == SIZE_MAX && rec.candidate.id == "combined")
+    else if (rec.candidate.kernel == kCombination)
       d.combination = v;
   }
   d.finalPlan = r.finalPlan;

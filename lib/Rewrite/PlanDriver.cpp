@@ -262,6 +262,41 @@ llvm::Expected<std::string> cudal1::applyPlan(const RewriteInput &in, const Plan
          (links.empty() ? "" : "/* cudal1 link:" + links + " */ ") + text;
 }
 
+llvm::Expected<std::string> cudal1::derivePlan(const RewriteInput &input,
+                                               const std::string &planText) {
+  llvm::Expected<Plan> plan = parsePlan(planText);
+  if (!plan)
+    return plan.takeError();
+  return applyPlan(input, *plan);
+}
+
+cudal1::PlanCombination
+cudal1::combinePlans(const RewriteInput &in, const std::vector<std::string> &plans,
+                     const std::vector<double> &certainty,
+                     llvm::function_ref<void(size_t, llvm::Error)> rejected) {
+  std::vector<size_t> order(plans.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return certainty[a] > certainty[b]; });
+  PlanCombination out;
+  for (size_t i : order) {
+    std::vector<size_t> trial = out.kept;
+    trial.insert(std::upper_bound(trial.begin(), trial.end(), i), i);
+    std::string text;
+    for (size_t j : trial)
+      text += (text.empty() ? "" : "; ") + plans[j];
+    llvm::Expected<std::string> src = derivePlan(in, text);
+    if (!src) {
+      rejected(i, src.takeError());
+      continue;
+    }
+    out.kept = std::move(trial);
+    out.source = std::move(*src);
+  }
+  return out;
+}
+
 llvm::Expected<std::string> cudal1::listTransforms(const RewriteInput &in, bool json) {
   auto unit = ParsedUnit::parse(in.file, in.code, in.args);
   if (!unit)

@@ -1,6 +1,5 @@
 // The tuning loop: propose, derive, evaluate, record, choose.
 #include "cudal1/Tune/Tuner.h"
-#include "cudal1/Rewrite/Plan.h"
 
 #include <algorithm>
 #include <chrono>
@@ -9,14 +8,6 @@
 namespace cudal1 {
 
 VariantEvaluator::~VariantEvaluator() = default;
-
-llvm::Expected<std::string> derivePlan(const RewriteInput &input,
-                                       const std::string &planText) {
-  llvm::Expected<Plan> plan = parsePlan(planText);
-  if (!plan)
-    return plan.takeError();
-  return applyPlan(input, *plan);
-}
 
 Tuner::Tuner(RewriteInput in, TuneSpace sp, SearchStrategy &st, TuneOptions o)
     : input(std::move(in)), space(std::move(sp)), strategy(st),
@@ -186,53 +177,35 @@ TuneResult Tuner::summary() const {
 
 std::optional<Candidate>
 Tuner::combination(const std::function<void(const std::string &)> &say) {
-  // Most certain first, each joining only if the plan still derives with it
-  // (fusing one kernel into the next takes the next one's plan away, not
-  // the others'), applied in the space's order: source order, host code
-  // last, as --apply and the plugin apply a file's best choices.
+  // In the space's order (source order, host code last), as --apply and
+  // the plugin apply a file's best choices.
   TuneResult s = summary();
-  std::vector<size_t> winners;
+  std::vector<std::string> plans;
+  std::vector<double> certainty;
   for (size_t k = 0; k < s.best.size(); ++k)
-    if (!s.best[k].plan.empty())
-      winners.push_back(k);
-  std::stable_sort(winners.begin(), winners.end(),
-                   [&](size_t a, size_t b) { return s.best[a].lo > s.best[b].lo; });
-  auto planOf = [&](const std::vector<size_t> &kernels) {
-    std::string text;
-    for (size_t k : kernels)
-      text += (text.empty() ? "" : "; ") + s.best[k].plan;
-    return text;
-  };
-  std::vector<size_t> parts; // in space order
-  std::string source;
-  for (size_t k : winners) {
-    std::vector<size_t> trial = parts;
-    trial.insert(std::upper_bound(trial.begin(), trial.end(), k), k);
-    if (trial.size() == 1) {
-      parts = trial;
-      continue;
+    if (!s.best[k].plan.empty()) {
+      plans.push_back(s.best[k].plan);
+      certainty.push_back(s.best[k].lo);
     }
-    llvm::Expected<std::string> src = derivePlan(input, planOf(trial));
-    if (!src) {
-      std::string why = llvm::toString(src.takeError());
-      if (say)
-        say("'" + s.best[k].plan + "' does not combine with '" + planOf(parts) +
-            "': " + why.substr(0, why.find('\n')));
-      continue;
-    }
-    parts = std::move(trial);
-    source = std::move(*src);
-  }
-  if (parts.size() < 2)
+  if (plans.size() < 2)
+    return std::nullopt;
+  PlanCombination joined = combinePlans(input, plans, certainty, [&](size_t i, llvm::Error e) {
+    std::string why = llvm::toString(std::move(e));
+    if (say)
+      say("'" + plans[i] + "' does not combine with the surer plans: " +
+          why.substr(0, why.find('\n')));
+  });
+  if (joined.kept.size() < 2)
     return std::nullopt;
   Candidate c;
   c.id = "combined";
   c.kernel = kCombination;
-  c.plan = planOf(parts);
+  for (size_t i : joined.kept)
+    c.plan += (c.plan.empty() ? "" : "; ") + plans[i];
   for (const TuneRecord &r : result.records)
     if (r.candidate.kernel == kCombination && r.candidate.plan == c.plan)
       return std::nullopt;
-  c.source = std::move(source);
+  c.source = std::move(joined.source);
   return c;
 }
 

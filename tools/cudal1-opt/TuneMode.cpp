@@ -274,28 +274,23 @@ cudal1::Expected<BundleRound> absorbBundle(const std::string &dir,
     for (size_t k = 0; k < space.kernels.size(); ++k)
       if (space.kernels[k].key == p.kernelKey)
         c.kernel = k;
-    if (p.kernelKey == "*") {
-      // The kernels' best plans together; the tuner checks that its parts
-      // are still the kernels' bests before choosing it.
-      const VariantResult *v = res->find(p.id);
-      cands.push_back(c);
-      results.push_back(v ? toCandidateResult(*v, round.original) : CandidateResult{});
-      continue;
-    }
-    if (c.kernel == kCombination) {
-      note() << dir << ": " << p.id << ": kernel " << p.kernel
-             << " changed since the bundle was written; its result is "
-                "ignored\n";
-      continue;
-    }
-    SmallVector<StringRef, 4> pieces;
-    StringRef(p.plan).split(pieces, "; ");
-    for (StringRef piece : pieces) {
-      for (const TuneStep &st : space.kernels[c.kernel].steps)
-        if (st.text() == piece.trim()) {
-          c.steps.push_back(st);
-          break;
-        }
+    // "*": the kernels' best plans together; the tuner checks that its parts
+    // are still the kernels' bests before choosing it.
+    if (p.kernelKey != "*") {
+      if (c.kernel == kCombination) {
+        note() << dir << ": " << p.id << ": kernel " << p.kernel
+               << " changed since the bundle was written; its result is "
+                  "ignored\n";
+        continue;
+      }
+      SmallVector<StringRef, 4> pieces;
+      StringRef(p.plan).split(pieces, "; ");
+      for (StringRef piece : pieces)
+        for (const TuneStep &st : space.kernels[c.kernel].steps)
+          if (st.text() == piece.trim()) {
+            c.steps.push_back(st);
+            break;
+          }
     }
     const VariantResult *v = res->find(p.id);
     cands.push_back(c);

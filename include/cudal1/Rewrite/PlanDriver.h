@@ -31,6 +31,26 @@ struct RewriteInput {
 llvm::Expected<std::string> applyPlan(const RewriteInput &in, const Plan &plan,
                                       ParsedUnit *parsedInput = nullptr);
 
+/// The variant source of a plan given as text (parsePlan, then applyPlan).
+llvm::Expected<std::string> derivePlan(const RewriteInput &input,
+                                       const std::string &planText);
+
+/// Plans of several kernels that apply together.
+struct PlanCombination {
+  std::vector<size_t> kept; ///< indices into the plans, in their order
+  std::string source;       ///< the kept plans applied, in that order
+};
+
+/// Joins `plans` most certain first (highest `certainty`), each only if the
+/// plan still derives with those already kept (fusing one kernel into the
+/// next takes the next one's plan away, not the others'); the kept plans
+/// are applied in the order given. `rejected` hears of each plan left out.
+/// The tuner and the plugin both combine this way, so that the build derives
+/// the very source that was measured.
+PlanCombination combinePlans(const RewriteInput &in, const std::vector<std::string> &plans,
+                             const std::vector<double> &certainty,
+                             llvm::function_ref<void(size_t, llvm::Error)> rejected);
+
 /// Whether the plan contains an opt-in fast-math step.
 bool planNeedsFastMath(const Plan &plan);
 

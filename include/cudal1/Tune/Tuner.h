@@ -46,10 +46,6 @@ struct CandidateResult {
   std::vector<std::string> details;
 };
 
-/// The variant source of a plan given as text (parsePlan, then applyPlan).
-llvm::Expected<std::string> derivePlan(const RewriteInput &input,
-                                       const std::string &planText);
-
 class VariantEvaluator {
 public:
   virtual ~VariantEvaluator();
@@ -91,8 +87,7 @@ struct TuneResult {
   /// plans, else the single best one; empty when nothing was faster.
   std::string finalPlan;
   double finalSpeedup = 1, finalLo = 1, finalHi = 1;
-  /// With a verified combination: the kernels (indices into `best`) whose
-  /// plans it holds.
+  /// The kernels (indices into `best`) whose plans the final plan holds.
   std::vector<size_t> finalKernels;
   unsigned rounds = 0, refused = 0;
   std::string gpu;
