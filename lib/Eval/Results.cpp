@@ -13,7 +13,8 @@ namespace cudal1 {
 namespace {
 const char *const kNames[] = {"ok",    "compile-error", "load-error",
                               "crash", "timeout",       "wrong",
-                              "wrong-after-timing", "not-run"};
+                              "wrong-after-timing", "not-run", "refused"};
+constexpr int kOutcomes = sizeof kNames / sizeof kNames[0];
 
 std::string oneLine(const std::string &s) {
   std::string out;
@@ -26,7 +27,7 @@ std::string oneLine(const std::string &s) {
 const char *outcomeName(Outcome o) { return kNames[int(o)]; }
 
 bool parseOutcome(const std::string &s, Outcome &out) {
-  for (int i = 0; i < 8; ++i)
+  for (int i = 0; i < kOutcomes; ++i)
     if (s == kNames[i]) {
       out = Outcome(i);
       return true;

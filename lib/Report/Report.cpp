@@ -212,13 +212,14 @@ e.className='badge '+(ok?'ok':'bad');
 )js";
 
 std::string outcomeBadge(const ReportVariant &v) {
-  if (v.outcome == "ok" && v.faster)
+  std::string name = outcomeName(v.outcome);
+  if (v.outcome == Outcome::Ok && v.faster)
     return "<span class=\"badge ok\">faster</span>";
-  if (v.outcome == "ok")
+  if (v.outcome == Outcome::Ok)
     return "<span class=\"badge neutral\">ok</span>";
-  if (v.outcome == "refused" || v.outcome == "not-run")
-    return "<span class=\"badge na\">" + htmlEscape(v.outcome) + "</span>";
-  return "<span class=\"badge bad\">" + htmlEscape(v.outcome) + "</span>";
+  if (v.outcome == Outcome::Refused || v.outcome == Outcome::NotRun)
+    return "<span class=\"badge na\">" + htmlEscape(name) + "</span>";
+  return "<span class=\"badge bad\">" + htmlEscape(name) + "</span>";
 }
 
 double medianOf(std::vector<double> v) {

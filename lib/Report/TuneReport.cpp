@@ -12,7 +12,7 @@ namespace {
 ReportVariant toReportVariant(const TuneRecord &rec) {
   ReportVariant v;
   v.id = rec.candidate.id.empty() ? "-" : rec.candidate.id;
-  v.plan = rec.candidate.plan;
+  v.plan = rec.candidate.planText();
   v.outcome = rec.result.outcome;
   v.timed = rec.result.timed;
   v.faster = rec.result.faster;
@@ -39,7 +39,7 @@ void addTuneResult(ReportData &d, const TuneSpace &space,
     ReportKernel k;
     k.name = b.kernel;
     k.key = b.key;
-    k.bestPlan = b.plan;
+    k.bestPlan = printPlan(b.plan);
     k.speedup = b.speedup;
     k.lo = b.lo;
     k.hi = b.hi;
@@ -65,15 +65,15 @@ void addTuneResult(ReportData &d, const TuneSpace &space,
     else if (rec.candidate.kernel == kCombination)
       d.combination = v;
   }
-  d.finalPlan = r.finalPlan;
+  d.finalPlan = printPlan(r.finalPlan);
   d.finalSpeedup = r.finalSpeedup;
   d.finalLo = r.finalLo;
   d.finalHi = r.finalHi;
   d.finalMs = 0;
-  if (!r.finalPlan.empty())
+  if (!r.finalPlan.steps.empty())
     for (const TuneRecord &rec : r.records)
-      if (rec.candidate.plan == r.finalPlan && rec.result.timed &&
-          rec.result.outcome == "ok")
+      if (rec.candidate.variant.plan == r.finalPlan && rec.result.timed &&
+          rec.result.outcome == Outcome::Ok)
         d.finalMs = rec.result.timeMs;
 }
 

@@ -4,6 +4,7 @@
 #include "cudal1/Rewrite/PlanDriver.h"
 #include "cudal1/Frontend/ParsedUnit.h"
 #include "cudal1/Rewrite/HostCode.h"
+#include "cudal1/Rewrite/LegalSpace.h"
 #include "cudal1/Rewrite/RewriteUtils.h"
 #include "cudal1/Rewrite/Transform.h"
 
@@ -271,7 +272,7 @@ llvm::Expected<std::string> cudal1::derivePlan(const RewriteInput &input,
 }
 
 cudal1::PlanCombination
-cudal1::combinePlans(const RewriteInput &in, const std::vector<std::string> &plans,
+cudal1::combinePlans(const RewriteInput &in, const std::vector<Plan> &plans,
                      const std::vector<double> &certainty,
                      llvm::function_ref<void(size_t, llvm::Error)> rejected) {
   std::vector<size_t> order(plans.size());
@@ -283,10 +284,10 @@ cudal1::combinePlans(const RewriteInput &in, const std::vector<std::string> &pla
   for (size_t i : order) {
     std::vector<size_t> trial = out.kept;
     trial.insert(std::upper_bound(trial.begin(), trial.end(), i), i);
-    std::string text;
+    Plan joined;
     for (size_t j : trial)
-      text += (text.empty() ? "" : "; ") + plans[j];
-    llvm::Expected<std::string> src = derivePlan(in, text);
+      joined.steps.insert(joined.steps.end(), plans[j].steps.begin(), plans[j].steps.end());
+    llvm::Expected<std::string> src = applyPlan(in, joined);
     if (!src) {
       rejected(i, src.takeError());
       continue;
@@ -297,204 +298,138 @@ cudal1::combinePlans(const RewriteInput &in, const std::vector<std::string> &pla
   return out;
 }
 
-llvm::Expected<std::string> cudal1::listTransforms(const RewriteInput &in, bool json) {
-  auto unit = ParsedUnit::parse(in.file, in.code, in.args);
-  if (!unit)
-    return unit.takeError();
-  const ProgramModel &m = (*unit)->model();
+cudal1::PlanCombination
+cudal1::combinePlans(const RewriteInput &in, const std::vector<std::string> &plans,
+                     const std::vector<double> &certainty,
+                     llvm::function_ref<void(size_t, llvm::Error)> rejected) {
+  // Plan texts from a database: one that does not parse is rejected alone.
+  std::vector<Plan> parsed;
+  std::vector<double> sure;
+  std::vector<size_t> index;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    llvm::Expected<Plan> p = parsePlan(plans[i]);
+    if (!p) {
+      rejected(i, p.takeError());
+      continue;
+    }
+    parsed.push_back(std::move(*p));
+    sure.push_back(certainty[i]);
+    index.push_back(i);
+  }
+  PlanCombination c = combinePlans(in, parsed, sure, [&](size_t i, llvm::Error e) {
+    rejected(index[i], std::move(e));
+  });
+  for (size_t &k : c.kept)
+    k = index[k];
+  return c;
+}
+
+llvm::Expected<LegalSpace> cudal1::legalSpace(ParsedUnit &unit) {
+  const ProgramModel &m = unit.model();
   mlir::MLIRContext mlir;
-  clang::Rewriter rewriter((*unit)->ast().getSourceManager(), (*unit)->ast().getLangOpts());
-  TransformContext ctx(**unit, rewriter, mlir);
+  clang::Rewriter rewriter(unit.ast().getSourceManager(), unit.ast().getLangOpts());
+  TransformContext ctx(unit, rewriter, mlir);
 
   auto describe = [&](Target tg, Transform::Level level) {
-    llvm::json::Array arr;
+    std::vector<LegalTransform> out;
     for (const auto &t : allTransforms()) {
       if (t->level() != level)
         continue;
-      std::string why = outsideMainFile(m, tg);
-      if (why.empty())
-        why = t->legality(ctx, tg);
-      llvm::json::Object o{{"name", t->name().str()}, {"legal", why.empty()}};
-      if (why.empty()) {
-        llvm::json::Array params;
-        for (const ParamSpace &p : t->space(ctx, tg)) {
-          llvm::json::Array values;
-          for (const std::string &v : p.values)
-            values.push_back(v);
-          params.push_back(llvm::json::Object{{"name", p.name}, {"values", std::move(values)}});
-        }
-        o["params"] = std::move(params);
-        if (t->fastMath())
-          o["fast_math"] = true;
-        if (!t->links().empty()) {
-          llvm::json::Array links;
-          for (const std::string &l : t->links())
-            links.push_back(l);
-          o["links"] = std::move(links);
-        }
-      } else {
-        o["reason"] = why;
+      LegalTransform lt;
+      lt.name = t->name().str();
+      lt.reason = t->legality(ctx, tg);
+      lt.legal = lt.reason.empty();
+      if (lt.legal) {
+        lt.params = t->space(ctx, tg);
+        lt.fastMath = t->fastMath();
+        lt.links = t->links();
       }
-      arr.push_back(std::move(o));
+      out.push_back(std::move(lt));
     }
-    return arr;
+    return out;
   };
-
   // Targets in headers are listed once with the reason, not per transform.
-  auto entry = [&](llvm::json::Object o, Target tg, Transform::Level level) {
-    if (std::string why = outsideMainFile(m, tg); !why.empty()) {
-      o["not_rewritable"] = why;
-      o["transforms"] = llvm::json::Array();
-    } else {
-      o["transforms"] = describe(tg, level);
-    }
-    return o;
+  auto fill = [&](LegalSite site, Target tg) {
+    site.level = tg.copy >= 0   ? Transform::Level::HostCopy
+                 : tg.sync >= 0 ? Transform::Level::HostSync
+                 : tg.loop >= 0 ? Transform::Level::HostLoop
+                 : tg.launch >= 0 ? Transform::Level::Launch
+                                  : Transform::Level::Kernel;
+    site.notRewritable = outsideMainFile(m, tg);
+    if (site.notRewritable.empty())
+      site.transforms = describe(tg, site.level);
+    return site;
   };
-  llvm::json::Array kernels, launches;
-  for (unsigned k : distinctKernels(m, ""))
-    kernels.push_back(entry(llvm::json::Object{{"name", m.kernels[k].name},
-                                               {"key", m.kernels[k].key},
-                                               {"location", m.kernels[k].pos.str()}},
-                            {k, -1}, Transform::Level::Kernel));
+  LegalSpace space;
+  space.file = m.mainFile;
+  for (unsigned k : distinctKernels(m, "")) {
+    LegalSite s;
+    s.scope.kernel = m.kernels[k].name;
+    s.kernel = int(k);
+    s.kernelName = m.kernels[k].name;
+    s.kernelKey = m.kernels[k].key;
+    s.location = m.kernels[k].pos.str();
+    space.kernels.push_back(fill(std::move(s), {k, -1}));
+  }
   for (const LaunchSite &l : m.launches) {
     if (l.kernelIndex < 0)
       continue;
-    launches.push_back(entry(
-        llvm::json::Object{{"id", l.id}, {"kernel", l.kernel}, {"location", l.pos.str()}},
-        {unsigned(l.kernelIndex), int(l.id)}, Transform::Level::Launch));
+    LegalSite s;
+    s.scope.launch = int(l.id);
+    s.kernel = l.kernelIndex;
+    s.kernelName = l.kernel;
+    s.kernelKey = m.kernels[l.kernelIndex].key;
+    s.location = l.pos.str();
+    space.launches.push_back(fill(std::move(s), {unsigned(l.kernelIndex), int(l.id)}));
   }
   // Host loops that launch kernels, and host synchronizations.
-  llvm::json::Array loops, syncs;
   for (const HostLoop &hl : m.hostLoops) {
     if (hl.launches.empty())
       continue;
     Target tg;
     tg.loop = hl.id;
-    llvm::json::Array ids;
-    for (unsigned l : hl.launches)
-      ids.push_back(l);
-    loops.push_back(entry(llvm::json::Object{{"id", hl.id},
-                                             {"function", hl.function},
-                                             {"location", hl.pos.str()},
-                                             {"launches", std::move(ids)}},
-                          tg, Transform::Level::HostLoop));
+    LegalSite s;
+    s.scope.loop = int(hl.id);
+    s.function = hl.function;
+    s.location = hl.pos.str();
+    s.launches = hl.launches;
+    space.loops.push_back(fill(std::move(s), tg));
   }
   for (const HostSync &hs : m.syncs) {
     Target tg;
     tg.sync = hs.id;
-    syncs.push_back(entry(llvm::json::Object{{"id", hs.id},
-                                             {"call", hs.call},
-                                             {"function", hs.function},
-                                             {"location", hs.pos.str()}},
-                          tg, Transform::Level::HostSync));
+    LegalSite s;
+    s.scope.sync = int(hs.id);
+    s.call = hs.call;
+    s.function = hs.function;
+    s.location = hs.pos.str();
+    space.syncs.push_back(fill(std::move(s), tg));
   }
   // Host cudaMemcpy calls of the main file (@copy#N).
-  llvm::json::Array copies;
-  {
-    const clang::SourceManager &sm = (*unit)->ast().getSourceManager();
-    std::vector<const clang::CallExpr *> cs = hostCopies((*unit)->ast());
-    for (size_t i = 0; i < cs.size(); ++i) {
-      Target tg;
-      tg.copy = i;
-      clang::PresumedLoc pl = sm.getPresumedLoc(sm.getFileLoc(cs[i]->getBeginLoc()));
-      std::string where = std::string(pl.getFilename()) + ":" + std::to_string(pl.getLine()) +
-                          ":" + std::to_string(pl.getColumn());
-      copies.push_back(entry(llvm::json::Object{{"id", int64_t(i)},
-                                                {"call", calleeName(cs[i])},
-                                                {"location", where}},
-                             tg, Transform::Level::HostCopy));
-    }
+  const clang::SourceManager &sm = unit.ast().getSourceManager();
+  std::vector<const clang::CallExpr *> cs = hostCopies(unit.ast());
+  for (size_t i = 0; i < cs.size(); ++i) {
+    Target tg;
+    tg.copy = int(i);
+    clang::PresumedLoc pl = sm.getPresumedLoc(sm.getFileLoc(cs[i]->getBeginLoc()));
+    LegalSite s;
+    s.scope.copy = int(i);
+    s.call = calleeName(cs[i]);
+    s.location = std::string(pl.getFilename()) + ":" + std::to_string(pl.getLine()) + ":" +
+                 std::to_string(pl.getColumn());
+    space.copies.push_back(fill(std::move(s), tg));
   }
-  std::string out;
-  llvm::raw_string_ostream os(out);
-  if (json) {
-    llvm::json::Object root{{"schema", "cudal1-transforms"},
-                            {"version", 1},
-                            {"file", m.mainFile},
-                            {"kernels", std::move(kernels)},
-                            {"launches", std::move(launches)},
-                            {"loops", std::move(loops)},
-                            {"syncs", std::move(syncs)},
-                            {"copies", std::move(copies)}};
-    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
-    return os.str();
-  }
-  auto printList = [&](const llvm::json::Array &ts) {
-    for (const llvm::json::Value &v : ts) {
-      const llvm::json::Object &o = *v.getAsObject();
-      std::string name = o.getString("name")->str();
-      if (*o.getBoolean("legal")) {
-        os << "  " << name;
-        const llvm::json::Array *params = o.getArray("params");
-        if (params && !params->empty()) {
-          os << "(";
-          bool first = true;
-          for (const llvm::json::Value &p : *params) {
-            const llvm::json::Object &po = *p.getAsObject();
-            os << (first ? "" : ", ") << po.getString("name")->str() << "=";
-            bool fv = true;
-            for (const llvm::json::Value &val : *po.getArray("values")) {
-              os << (fv ? "" : "|") << val.getAsString()->str();
-              fv = false;
-            }
-            first = false;
-          }
-          os << ")";
-        }
-        os << (o.getBoolean("fast_math") ? "  [fast-math]" : "");
-        if (const llvm::json::Array *links = o.getArray("links"))
-          for (const llvm::json::Value &l : *links)
-            os << "  [link -l" << l.getAsString().value_or("").str() << "]";
-        os << "\n";
-      } else {
-        os << "  - " << name << ": " << o.getString("reason")->str() << "\n";
-      }
-    }
-  };
-  for (const llvm::json::Value &k : kernels) {
-    const llvm::json::Object &o = *k.getAsObject();
-    os << "kernel " << o.getString("name")->str() << "  " << o.getString("location")->str()
-       << "\n";
-    if (auto why = o.getString("not_rewritable"))
-      os << "  (not rewritable: " << why->str() << ")\n";
-    printList(*o.getArray("transforms"));
-  }
-  for (const llvm::json::Value &l : launches) {
-    const llvm::json::Object &o = *l.getAsObject();
-    os << "launch #" << *o.getInteger("id") << " " << o.getString("kernel")->str() << "  "
-       << o.getString("location")->str() << "\n";
-    if (auto why = o.getString("not_rewritable"))
-      os << "  (not rewritable: " << why->str() << ")\n";
-    printList(*o.getArray("transforms"));
-  }
-  for (const llvm::json::Value &l : loops) {
-    const llvm::json::Object &o = *l.getAsObject();
-    os << "loop #" << *o.getInteger("id") << " in " << o.getString("function")->str() << "  "
-       << o.getString("location")->str() << "  launches";
-    for (const llvm::json::Value &id : *o.getArray("launches"))
-      os << " #" << *id.getAsInteger();
-    os << "\n";
-    if (auto why = o.getString("not_rewritable"))
-      os << "  (not rewritable: " << why->str() << ")\n";
-    printList(*o.getArray("transforms"));
-  }
-  for (const llvm::json::Value &l : syncs) {
-    const llvm::json::Object &o = *l.getAsObject();
-    os << "sync #" << *o.getInteger("id") << " " << o.getString("call")->str() << "  "
-       << o.getString("location")->str() << "\n";
-    if (auto why = o.getString("not_rewritable"))
-      os << "  (not rewritable: " << why->str() << ")\n";
-    printList(*o.getArray("transforms"));
-  }
-  for (const llvm::json::Value &l : copies) {
-    const llvm::json::Object &o = *l.getAsObject();
-    os << "copy #" << *o.getInteger("id") << " " << o.getString("call")->str() << "  "
-       << o.getString("location")->str() << "\n";
-    if (auto why = o.getString("not_rewritable"))
-      os << "  (not rewritable: " << why->str() << ")\n";
-    printList(*o.getArray("transforms"));
-  }
-  return os.str();
+  return space;
+}
+
+llvm::Expected<std::string> cudal1::listTransforms(const RewriteInput &in, bool json) {
+  auto unit = ParsedUnit::parse(in.file, in.code, in.args);
+  if (!unit)
+    return unit.takeError();
+  llvm::Expected<LegalSpace> space = legalSpace(**unit);
+  if (!space)
+    return space.takeError();
+  return json ? printLegalSpaceJson(*space) : printLegalSpaceText(*space);
 }
 
 llvm::Error cudal1::applyPlans(

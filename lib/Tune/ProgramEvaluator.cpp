@@ -76,18 +76,14 @@ Status writeProgramBundle(const std::string &dir, const ProgramSetup &setup,
   b.original = {"original", "original.cu", false};
   std::string plans = "# id\tkernel-key\tkernel\tplan\n";
   for (const Candidate &c : cands) {
-    if (Status s_ = writeText(dir + "/" + c.id + ".cu", c.source); !s_.ok())
-    return s_;
-    ProgramVariant v{c.id, c.id + ".cu", c.fastMath, {}};
+    if (Status s_ = writeText(dir + "/" + c.id + ".cu", c.variant.source); !s_.ok())
+      return s_;
     // Libraries the plan's steps need (the library pass: cublas).
-    if (llvm::Expected<Plan> plan = parsePlan(c.plan))
-      v.links = planLinks(*plan);
-    else
-      llvm::consumeError(plan.takeError());
+    ProgramVariant v{c.id, c.id + ".cu", c.variant.fastMath, c.variant.links};
     b.variants.push_back(v);
     bool one = c.kernel < keys.size();
     plans += c.id + "\t" + (one ? keys[c.kernel] : "*") + "\t" +
-             (one ? names[c.kernel] : "*") + "\t" + c.plan + "\n";
+             (one ? names[c.kernel] : "*") + "\t" + c.planText() + "\n";
   }
   if (Status s_ = writeText(dir + "/plans.tsv", plans); !s_.ok())
     return s_;
@@ -120,7 +116,7 @@ Expected<std::vector<BundlePlan>> readBundlePlans(const std::string &dir) {
 CandidateResult toCandidateResult(const VariantResult &v,
                                   const VariantResult &original) {
   CandidateResult r;
-  r.outcome = outcomeName(v.outcome);
+  r.outcome = v.outcome;
   r.timed = v.timed;
   r.faster = v.faster;
   r.speedup = v.speedup;

@@ -1,68 +1,78 @@
-// Reading the legal steps out of the plan driver's JSON listing.
+// The tuner's search space, taken from the plan driver's LegalSpace.
 #include "cudal1/Tune/Space.h"
+#include "cudal1/Analysis/KernelAnalysis.h"
+#include "cudal1/Frontend/ParsedUnit.h"
 #include "cudal1/Rewrite/Transform.h"
 
-#include "llvm/Support/JSON.h"
-
-#include <map>
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/Path.h"
 
 namespace cudal1 {
 
-std::string TuneStep::text() const {
-  std::string s = scope + ": " + transform;
-  if (!params.empty()) {
-    s += "(";
-    for (size_t i = 0; i < params.size(); ++i)
-      s += (i ? ", " : "") + params[i].first + "=" + params[i].second;
-    s += ")";
-  }
-  return s;
+std::string stepText(const PlanStep &step) { return printPlan(Plan{{step}}); }
+
+bool isFastMath(const PlanStep &step) {
+  const Transform *t = findTransform(step.transform);
+  return t && t->fastMath();
 }
 
-std::string planText(const std::vector<TuneStep> &steps) {
-  std::string s;
-  for (size_t i = 0; i < steps.size(); ++i)
-    s += (i ? "; " : "") + steps[i].text();
-  return s;
+Plan planOf(const std::vector<PlanStep> &steps) {
+  Plan p{steps};
+  for (PlanStep &s : p.steps)
+    s.column = 0;
+  return p;
+}
+
+std::string planText(const std::vector<PlanStep> &steps) { return printPlan(planOf(steps)); }
+
+size_t TuneSpace::ownerOf(const PlanScope &scope) const {
+  if (scope.loop >= 0 || scope.sync >= 0 || scope.copy >= 0) {
+    for (size_t k = 0; k < kernels.size(); ++k)
+      if (kernels[k].host)
+        return k;
+    return kNoKernel;
+  }
+  if (scope.launch >= 0) {
+    auto it = launchOwner.find(scope.launch);
+    return it == launchOwner.end() ? kNoKernel : it->second;
+  }
+  for (size_t k = 0; k < kernels.size(); ++k)
+    if (!kernels[k].host && kernels[k].name == scope.kernel)
+      return k;
+  return kNoKernel;
+}
+
+std::map<size_t, Plan> TuneSpace::partsOf(const Plan &plan) const {
+  std::map<size_t, Plan> parts;
+  for (const PlanStep &s : plan.steps) {
+    size_t k = ownerOf(s.scope);
+    if (k == kNoKernel)
+      return {};
+    parts[k].steps.push_back(s);
+  }
+  return parts;
 }
 
 namespace {
-llvm::Error bad(const llvm::Twine &what) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "transform listing: " + what);
-}
 
 // Every combination of the offered parameter values.
-void expand(const std::string &scope, const llvm::json::Object &t,
-            std::vector<TuneStep> &out) {
-  TuneStep base;
+void expand(const PlanScope &scope, const LegalTransform &t, std::vector<PlanStep> &out) {
+  PlanStep base;
   base.scope = scope;
-  base.transform = t.getString("name").value_or("").str();
-  const Transform *tr = findTransform(base.transform);
-  base.fastMath = tr && tr->fastMath();
-  std::vector<std::pair<std::string, std::vector<std::string>>> space;
-  if (const llvm::json::Array *ps = t.getArray("params"))
-    for (const llvm::json::Value &p : *ps) {
-      const llvm::json::Object *po = p.getAsObject();
-      if (!po)
-        continue;
-      std::vector<std::string> values;
-      if (const llvm::json::Array *vs = po->getArray("values"))
-        for (const llvm::json::Value &v : *vs)
-          if (auto s = v.getAsString())
-            values.push_back(s->str());
-      if (!values.empty())
-        space.push_back({po->getString("name").value_or("").str(), values});
-    }
+  base.transform = t.name;
+  std::vector<const ParamSpace *> space;
+  for (const ParamSpace &p : t.params)
+    if (!p.values.empty())
+      space.push_back(&p);
   std::vector<size_t> idx(space.size(), 0);
   while (true) {
-    TuneStep s = base;
+    PlanStep s = base;
     for (size_t i = 0; i < space.size(); ++i)
-      s.params.push_back({space[i].first, space[i].second[idx[i]]});
+      s.params.push_back({space[i]->name, space[i]->values[idx[i]]});
     out.push_back(s);
     size_t i = 0;
     for (; i < space.size(); ++i) {
-      if (++idx[i] < space[i].second.size())
+      if (++idx[i] < space[i]->values.size())
         break;
       idx[i] = 0;
     }
@@ -70,92 +80,76 @@ void expand(const std::string &scope, const llvm::json::Object &t,
       break;
   }
 }
-/// Every legal transform listed for one kernel, launch, loop or sync.
-void expandLegal(const std::string &scope, const llvm::json::Object &item,
-                 std::vector<TuneStep> &out) {
-  if (const llvm::json::Array *ts = item.getArray("transforms"))
-    for (const llvm::json::Value &t : *ts)
-      if (const llvm::json::Object *to = t.getAsObject())
-        if (to->getBoolean("legal").value_or(false))
-          expand(scope, *to, out);
+
+/// Every legal transform listed for one site.
+void expandLegal(const PlanScope &scope, const LegalSite &site, std::vector<PlanStep> &out) {
+  for (const LegalTransform &t : site.transforms)
+    if (t.legal)
+      expand(scope, t, out);
 }
+
 } // namespace
 
-llvm::Expected<TuneSpace> parseTuneSpace(llvm::StringRef listJson) {
-  llvm::Expected<llvm::json::Value> v = llvm::json::parse(listJson);
-  if (!v)
-    return v.takeError();
-  const llvm::json::Object *root = v->getAsObject();
-  if (!root)
-    return bad("not an object");
+TuneSpace tuneSpaceOf(const LegalSpace &legal, const std::string &hostKey) {
   TuneSpace space;
-  space.file = root->getString("file").value_or("").str();
+  space.file = legal.file;
   std::map<std::string, size_t> byName;
-  const llvm::json::Array *kernels = root->getArray("kernels");
-  const llvm::json::Array *launches = root->getArray("launches");
-  if (!kernels || !launches)
-    return bad("no 'kernels' or 'launches'");
-  for (const llvm::json::Value &kv : *kernels) {
-    const llvm::json::Object *k = kv.getAsObject();
-    if (!k)
-      return bad("a kernel is not an object");
+  for (const LegalSite &k : legal.kernels) {
     TuneKernel tk;
-    tk.name = k->getString("name").value_or("").str();
-    tk.key = k->getString("key").value_or("").str();
+    tk.name = k.kernelName;
+    tk.key = k.kernelKey;
     byName.emplace(tk.name, space.kernels.size());
     space.kernels.push_back(tk);
   }
-  std::map<std::string, std::vector<const llvm::json::Object *>> launchesOf;
-  for (const llvm::json::Value &lv : *launches) {
-    const llvm::json::Object *l = lv.getAsObject();
-    if (!l)
-      return bad("a launch is not an object");
-    std::string kernel = l->getString("kernel").value_or("").str();
-    auto it = byName.find(kernel);
+  std::map<std::string, std::vector<const LegalSite *>> launchesOf;
+  for (const LegalSite &l : legal.launches) {
+    auto it = byName.find(l.kernelName);
     if (it == byName.end())
       continue; // a launch of a kernel defined elsewhere
-    space.kernels[it->second].launches.push_back(
-        unsigned(l->getInteger("id").value_or(0)));
-    launchesOf[kernel].push_back(l);
+    space.kernels[it->second].launches.push_back(unsigned(l.scope.launch));
+    space.launchOwner[l.scope.launch] = it->second;
+    launchesOf[l.kernelName].push_back(&l);
   }
-  for (size_t i = 0; i < kernels->size(); ++i) {
-    const llvm::json::Object *k = (*kernels)[i].getAsObject();
+  for (size_t i = 0; i < legal.kernels.size(); ++i) {
     TuneKernel &tk = space.kernels[i];
-    expandLegal("@" + tk.name, *k, tk.steps);
+    expandLegal(legal.kernels[i].scope, legal.kernels[i], tk.steps);
     const auto &ls = launchesOf[tk.name];
-    for (const llvm::json::Object *l : ls) {
-      std::string scope = ls.size() == 1
-                              ? "@" + tk.name
-                              : "@#" + std::to_string(l->getInteger("id").value_or(0));
-      expandLegal(scope, *l, tk.steps);
-    }
+    for (const LegalSite *l : ls)
+      expandLegal(ls.size() == 1 ? legal.kernels[i].scope : l->scope, *l, tk.steps);
   }
   // Host-side steps (a loop captured as a graph, a dropped synchronization)
-  // belong to no kernel: they form one more entry, keyed by the file.
+  // belong to no kernel: they form one more entry, keyed by the host code.
   TuneKernel host;
   host.name = "(host)";
-  std::string base = space.file.substr(space.file.rfind('/') + 1);
-  host.key = "host:" + base;
-  for (const char *kind : {"loops", "syncs"})
-    if (const llvm::json::Array *items = root->getArray(kind))
-      for (const llvm::json::Value &iv : *items) {
-        const llvm::json::Object *item = iv.getAsObject();
-        if (!item)
-          continue;
-        std::string scope = std::string(kind[0] == 'l' ? "@loop#" : "@sync#") +
-                            std::to_string(item->getInteger("id").value_or(0));
-        expandLegal(scope, *item, host.steps);
-      }
+  host.key = hostKey;
+  host.host = true;
+  for (const LegalSite &l : legal.loops)
+    expandLegal(l.scope, l, host.steps);
+  for (const LegalSite &s : legal.syncs)
+    expandLegal(s.scope, s, host.steps);
   if (!host.steps.empty())
     space.kernels.push_back(host);
   return space;
 }
 
 llvm::Expected<TuneSpace> collectTuneSpace(const RewriteInput &in) {
-  llvm::Expected<std::string> json = listTransforms(in, /*json=*/true);
-  if (!json)
-    return json.takeError();
-  return parseTuneSpace(*json);
+  auto unit = ParsedUnit::parse(in.file, in.code, in.args);
+  if (!unit)
+    return unit.takeError();
+  llvm::Expected<LegalSpace> legal = legalSpace(**unit);
+  if (!legal)
+    return legal.takeError();
+  std::string hostKey = "host:" + llvm::sys::path::filename(legal->file).str();
+  TuneSpace space = tuneSpaceOf(*legal, hostKey);
+  // The features a strategy sees (KernelState), per distinct kernel.
+  const ProgramModel &m = (*unit)->model();
+  mlir::MLIRContext mlir;
+  for (size_t i = 0; i < legal->kernels.size(); ++i) {
+    KernelAnalysis a = analyzeKernel(m.kernels[legal->kernels[i].kernel], mlir);
+    space.kernels[i].features = std::move(a.features);
+    space.kernels[i].featureVersion = featureVersion;
+  }
+  return space;
 }
 
 } // namespace cudal1

@@ -2,14 +2,36 @@
 #include "cudal1/Tune/Strategy.h"
 
 #include <algorithm>
+#include <set>
 
 namespace cudal1 {
 
 SearchStrategy::~SearchStrategy() = default;
 
+const char *judgeName(Judge j) {
+  switch (j) {
+  case Judge::Program:
+    return "program";
+  case Judge::ReplayReference:
+    return "replay-double-reference";
+  case Judge::ReplayFallback:
+    return "replay-fallback";
+  }
+  return "program";
+}
+
+bool parseJudge(const std::string &name, Judge &out) {
+  for (Judge j : {Judge::Program, Judge::ReplayReference, Judge::ReplayFallback})
+    if (name == judgeName(j)) {
+      out = j;
+      return true;
+    }
+  return false;
+}
+
 namespace {
 
-std::string paramOf(const TuneStep &s, const char *name) {
+std::string paramOf(const PlanStep &s, const char *name) {
   for (const auto &p : s.params)
     if (p.first == name)
       return p.second;
@@ -18,8 +40,8 @@ std::string paramOf(const TuneStep &s, const char *name) {
 
 /// Two steps of the same transform at the same scope conflict (unrolling a
 /// loop twice, two block shapes); the driver would refuse the plan anyway.
-bool compatible(const std::vector<TuneStep> &plan, const TuneStep &s) {
-  for (const TuneStep &p : plan)
+bool compatible(const std::vector<PlanStep> &plan, const PlanStep &s) {
+  for (const PlanStep &p : plan)
     if (p.transform == s.transform && p.scope == s.scope)
       return false;
   return true;
@@ -29,14 +51,13 @@ class RandomStrategy : public SearchStrategy {
 public:
   explicit RandomStrategy(uint64_t seed) : rng(seed) {}
   const char *name() const override { return "random"; }
-  std::vector<Proposal> propose(const TuneKernel &k, const KernelHistory &h,
-                                unsigned count) override {
+  std::vector<Proposal> propose(const KernelState &k, unsigned count) override {
     std::vector<Proposal> out;
-    std::set<std::string> seen = h.tried;
+    std::set<std::string> seen = k.tried;
     // Fast-math steps are opt-in: never proposed by default.
-    std::vector<const TuneStep *> pool;
-    for (const TuneStep &s : k.steps)
-      if (!s.fastMath)
+    std::vector<const PlanStep *> pool;
+    for (const PlanStep &s : k.steps)
+      if (!isFastMath(s))
         pool.push_back(&s);
     if (pool.empty())
       return out;
@@ -45,7 +66,7 @@ public:
       unsigned len = 1 + unsigned(rng() % 3);
       Proposal p;
       for (unsigned i = 0; i < len * 4 && p.steps.size() < len; ++i) {
-        const TuneStep &s = *pool[rng() % pool.size()];
+        const PlanStep &s = *pool[rng() % pool.size()];
         if (compatible(p.steps, s))
           p.steps.push_back(s);
       }
@@ -62,36 +83,36 @@ private:
 class HeuristicStrategy : public SearchStrategy {
 public:
   const char *name() const override { return "heuristic"; }
-  std::vector<Proposal> propose(const TuneKernel &k, const KernelHistory &h,
-                                unsigned count) override {
-    std::vector<const TuneStep *> ranked;
-    for (const TuneStep &s : k.steps)
-      if (!s.fastMath && heuristicRank(s) < kNever)
+  std::vector<Proposal> propose(const KernelState &k, unsigned count) override {
+    std::vector<const PlanStep *> ranked;
+    for (const PlanStep &s : k.steps)
+      if (!isFastMath(s) && heuristicRank(s) < kNever)
         ranked.push_back(&s);
     std::stable_sort(ranked.begin(), ranked.end(),
-                     [](const TuneStep *a, const TuneStep *b) {
+                     [](const PlanStep *a, const PlanStep *b) {
                        return heuristicRank(*a) < heuristicRank(*b);
                      });
     std::vector<Proposal> out;
-    std::set<std::string> seen = h.tried;
+    std::set<std::string> seen = k.tried;
     auto add = [&](Proposal p) {
       if (out.size() < count && !p.steps.empty() && seen.insert(p.text()).second)
         out.push_back(std::move(p));
     };
-    // 1. Extend the best correct plan measured so far by one more step.
-    const KernelHistory::Result *best = nullptr;
-    for (const KernelHistory::Result &r : h.correct)
-      if (r.faster && (!best || r.speedup > best->speedup))
+    // 1. Extend the best correct plan measured in this run by one more step.
+    const Exemplar *best = nullptr;
+    for (const Exemplar &r : k.exemplars)
+      if (r.thisRun && r.outcome == Outcome::Ok && r.timed && r.faster &&
+          (!best || r.speedup > best->speedup))
         best = &r;
     if (best && best->steps.size() < 4)
-      for (const TuneStep *s : ranked)
+      for (const PlanStep *s : ranked)
         if (compatible(best->steps, *s)) {
           Proposal p{best->steps};
           p.steps.push_back(*s);
           add(p);
         }
     // 2. Single steps in rank order.
-    for (const TuneStep *s : ranked)
+    for (const PlanStep *s : ranked)
       add(Proposal{{*s}});
     // 3. With the singles spent and nothing measured yet to extend (the
     // split path proposes a whole budget in one round), pairs of the
@@ -115,7 +136,7 @@ private:
 
 } // namespace
 
-int heuristicRank(const TuneStep &s) {
+int heuristicRank(const PlanStep &s) {
   const std::string &t = s.transform;
   // What usually pays most first (CUDA-L1's measured wins and the roofline
   // reasoning of docs/passes): a serialized reduction, then data reuse, then

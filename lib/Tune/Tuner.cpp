@@ -9,9 +9,32 @@ namespace cudal1 {
 
 VariantEvaluator::~VariantEvaluator() = default;
 
+llvm::Expected<Variant> deriveVariant(const RewriteInput &input, const Plan &plan) {
+  llvm::Expected<std::string> src = applyPlan(input, plan);
+  if (!src)
+    return src.takeError();
+  Variant v;
+  v.plan = plan;
+  v.source = std::move(*src);
+  v.links = planLinks(plan);
+  v.fastMath = planNeedsFastMath(plan);
+  return v;
+}
+
 Tuner::Tuner(RewriteInput in, TuneSpace sp, SearchStrategy &st, TuneOptions o)
     : input(std::move(in)), space(std::move(sp)), strategy(st),
-      opts(std::move(o)), history(space.kernels.size()) {}
+      opts(std::move(o)), states(space.kernels.size()) {
+  for (size_t k = 0; k < space.kernels.size(); ++k) {
+    KernelState &ks = states[k];
+    const TuneKernel &tk = space.kernels[k];
+    ks.key = tk.key;
+    ks.name = tk.name;
+    ks.host = tk.host;
+    ks.features = tk.features;
+    ks.featureVersion = tk.featureVersion;
+    ks.steps = tk.steps;
+  }
+}
 
 std::vector<Candidate> Tuner::proposeRound(unsigned count) {
   std::vector<Candidate> out;
@@ -24,37 +47,35 @@ std::vector<Candidate> Tuner::proposeRound(unsigned count) {
   unsigned idle = 0;
   while (out.size() < count && !active.empty() && idle < active.size()) {
     size_t k = active[nextKernel++ % active.size()];
-    std::vector<Proposal> ps = strategy.propose(space.kernels[k], history[k], 1);
+    std::vector<Proposal> ps = strategy.propose(states[k], 1);
     if (ps.empty()) {
       ++idle;
       continue;
     }
     idle = 0;
-    std::string text = ps[0].text();
-    history[k].tried.insert(text);
-    llvm::Expected<std::string> src = derivePlan(input, text);
-    if (!src) {
+    Plan plan = planOf(ps[0].steps);
+    states[k].tried.insert(printPlan(plan));
+    Candidate c;
+    c.kernel = k;
+    c.strategy = strategy.name();
+    c.probability = ps[0].probability;
+    llvm::Expected<Variant> v = deriveVariant(input, plan);
+    if (!v) {
       // The strategy proposed something the passes refuse (a conflict only
       // visible on the evolving source): recorded, not evaluated.
       ++result.refused;
       TuneRecord r;
-      r.candidate.kernel = k;
-      r.candidate.plan = text;
-      r.result.outcome = "refused";
-      r.result.details.push_back(llvm::toString(src.takeError()));
+      c.variant.plan = std::move(plan);
+      r.candidate = std::move(c);
+      r.result.outcome = Outcome::Refused;
+      r.result.details.push_back(llvm::toString(v.takeError()));
       result.records.push_back(r);
       continue;
     }
-    Candidate c;
     char id[16];
     std::snprintf(id, sizeof id, "v%03u", nextId++);
     c.id = id;
-    c.kernel = k;
-    c.plan = text;
-    c.steps = ps[0].steps;
-    for (const TuneStep &s : ps[0].steps)
-      c.fastMath |= s.fastMath;
-    c.source = std::move(*src);
+    c.variant = std::move(*v);
     out.push_back(std::move(c));
   }
   return out;
@@ -70,47 +91,29 @@ void Tuner::absorb(const std::vector<Candidate> &cands,
       nextId = std::max(nextId, n + 1);
     TuneRecord r;
     r.candidate = cands[i];
-    r.candidate.source.clear();
+    r.candidate.variant.source.clear();
     r.result = results[i];
     r.round = result.rounds;
     result.records.push_back(r);
     size_t k = cands[i].kernel;
-    if (k >= history.size())
+    if (k >= states.size())
       continue;
-    history[k].tried.insert(cands[i].plan);
-    if (results[i].outcome == "ok" && results[i].timed) {
-      KernelHistory::Result hr;
-      hr.steps = cands[i].steps;
-      hr.speedup = results[i].speedup;
-      hr.faster = results[i].faster;
-      history[k].correct.push_back(hr);
-    }
+    states[k].tried.insert(cands[i].planText());
+    Exemplar e;
+    e.steps = cands[i].variant.plan.steps;
+    e.outcome = results[i].outcome;
+    e.timed = results[i].timed;
+    e.faster = results[i].faster;
+    e.speedup = results[i].speedup;
+    e.lo = results[i].lo;
+    e.hi = results[i].hi;
+    e.judge = results[i].judge;
+    e.thisRun = true;
+    states[k].exemplars.push_back(std::move(e));
+    if (results[i].timed && results[i].baselineMs > 0)
+      states[k].originalMs = results[i].baselineMs;
   }
 }
-
-namespace {
-/// Which kernel each step of a combination's plan belongs to, and that
-/// kernel's part of the plan; empty when a step is in no kernel's space.
-std::map<size_t, std::string> partsOf(const TuneSpace &space, const std::string &plan) {
-  std::map<size_t, std::string> parts;
-  llvm::SmallVector<llvm::StringRef, 8> pieces;
-  llvm::StringRef(plan).split(pieces, "; ");
-  for (llvm::StringRef piece : pieces) {
-    bool found = false;
-    for (size_t k = 0; k < space.kernels.size() && !found; ++k)
-      for (const TuneStep &st : space.kernels[k].steps)
-        if (st.text() == piece.trim()) {
-          std::string &part = parts[k];
-          part += (part.empty() ? "" : "; ") + st.text();
-          found = true;
-          break;
-        }
-    if (!found)
-      return {};
-  }
-  return parts;
-}
-} // namespace
 
 TuneResult Tuner::summary() const {
   TuneResult s = result;
@@ -120,16 +123,16 @@ TuneResult Tuner::summary() const {
     b.kernel = space.kernels[k].name;
     b.key = space.kernels[k].key;
     for (const TuneRecord &r : result.records) {
-      if (r.candidate.kernel != k || r.result.outcome == "refused")
+      if (r.candidate.kernel != k || r.result.outcome == Outcome::Refused)
         continue;
       ++b.tried;
-      if (r.result.outcome != "ok")
+      if (r.result.outcome != Outcome::Ok)
         continue;
       ++b.correct;
       // Ranked by the lower end of the interval: a sure 1.3x beats a
       // maybe-1.5x.
-      if (r.result.faster && (b.plan.empty() || r.result.lo > b.lo)) {
-        b.plan = r.candidate.plan;
+      if (r.result.faster && (b.plan.steps.empty() || r.result.lo > b.lo)) {
+        b.plan = r.candidate.variant.plan;
         b.speedup = r.result.speedup;
         b.lo = r.result.lo;
         b.hi = r.result.hi;
@@ -140,7 +143,7 @@ TuneResult Tuner::summary() const {
   // The single best plan...
   KernelBest *top = nullptr;
   for (KernelBest &b : s.best)
-    if (!b.plan.empty() && (!top || b.lo > top->lo))
+    if (!b.plan.steps.empty() && (!top || b.lo > top->lo))
       top = &b;
   if (!top)
     return s;
@@ -153,16 +156,16 @@ TuneResult Tuner::summary() const {
   // whose parts are no longer their kernels' bests (a later round found
   // better) is history: the build applies the bests.
   for (const TuneRecord &r : result.records) {
-    if (r.candidate.kernel != kCombination || r.result.outcome != "ok" ||
+    if (r.candidate.kernel != kCombination || r.result.outcome != Outcome::Ok ||
         !r.result.faster || r.result.lo <= s.finalLo)
       continue;
-    std::map<size_t, std::string> parts = partsOf(space, r.candidate.plan);
+    std::map<size_t, Plan> parts = space.partsOf(r.candidate.variant.plan);
     bool current = parts.size() > 1;
     for (const auto &[k, part] : parts)
       current &= s.best[k].plan == part;
     if (!current)
       continue;
-    s.finalPlan = r.candidate.plan;
+    s.finalPlan = r.candidate.variant.plan;
     s.finalSpeedup = r.result.speedup;
     s.finalLo = r.result.lo;
     s.finalHi = r.result.hi;
@@ -180,10 +183,10 @@ Tuner::combination(const std::function<void(const std::string &)> &say) {
   // In the space's order (source order, host code last), as --apply and
   // the plugin apply a file's best choices.
   TuneResult s = summary();
-  std::vector<std::string> plans;
+  std::vector<Plan> plans;
   std::vector<double> certainty;
   for (size_t k = 0; k < s.best.size(); ++k)
-    if (!s.best[k].plan.empty()) {
+    if (!s.best[k].plan.steps.empty()) {
       plans.push_back(s.best[k].plan);
       certainty.push_back(s.best[k].lo);
     }
@@ -192,7 +195,7 @@ Tuner::combination(const std::function<void(const std::string &)> &say) {
   PlanCombination joined = combinePlans(input, plans, certainty, [&](size_t i, llvm::Error e) {
     std::string why = llvm::toString(std::move(e));
     if (say)
-      say("'" + plans[i] + "' does not combine with the surer plans: " +
+      say("'" + printPlan(plans[i]) + "' does not combine with the surer plans: " +
           why.substr(0, why.find('\n')));
   });
   if (joined.kept.size() < 2)
@@ -201,11 +204,14 @@ Tuner::combination(const std::function<void(const std::string &)> &say) {
   c.id = "combined";
   c.kernel = kCombination;
   for (size_t i : joined.kept)
-    c.plan += (c.plan.empty() ? "" : "; ") + plans[i];
+    for (const PlanStep &st : plans[i].steps)
+      c.variant.plan.steps.push_back(st);
   for (const TuneRecord &r : result.records)
-    if (r.candidate.kernel == kCombination && r.candidate.plan == c.plan)
+    if (r.candidate.kernel == kCombination && r.candidate.variant.plan == c.variant.plan)
       return std::nullopt;
-  c.source = std::move(joined.source);
+  c.variant.source = std::move(joined.source);
+  c.variant.links = planLinks(c.variant.plan);
+  c.variant.fastMath = planNeedsFastMath(c.variant.plan);
   return c;
 }
 

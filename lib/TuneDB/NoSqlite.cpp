@@ -37,6 +37,11 @@ Error TuneDB::forEachMeasurement(function_ref<Error(const Measurement &)>) {
   CUDAL1_NO_TUNEDB;
 }
 Expected<TuneDBStats> TuneDB::stats() { CUDAL1_NO_TUNEDB; }
+Expected<std::vector<Measurement>> TuneDB::exemplars(StringRef, const GpuKey &) {
+  CUDAL1_NO_TUNEDB;
+}
+Error TuneDB::recordFeatures(const KernelFeatures &) { CUDAL1_NO_TUNEDB; }
+Expected<std::optional<KernelFeatures>> TuneDB::features(StringRef, int) { CUDAL1_NO_TUNEDB; }
 #undef CUDAL1_NO_TUNEDB
 
 } // namespace cudal1

@@ -4,6 +4,7 @@
 #include "cudal1/TuneDB/TuneDB.h"
 
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -49,8 +50,55 @@ std::string defaultTuneDBPath() {
   return std::string(p);
 }
 
-PlanLookup::PlanLookup(std::string path, unsigned busyTimeoutMs)
-    : path(std::move(path)), busyTimeoutMs(busyTimeoutMs) {}
+unsigned countPlanSteps(StringRef plan) {
+  unsigned steps = 0, depth = 0;
+  bool inStep = false;
+  for (char c : plan) {
+    if (c == '(')
+      ++depth;
+    else if (c == ')' && depth)
+      --depth;
+    if (c == ';' && !depth) {
+      inStep = false;
+      continue;
+    }
+    if (!inStep && !isSpace(c)) {
+      inStep = true;
+      ++steps;
+    }
+  }
+  return steps;
+}
+
+const TuneDB::TunedKernel *chooseBest(ArrayRef<TuneDB::TunedKernel> tuned, const BestQuery &q) {
+  // The order of TuneDB::bestPlan's query: the exact shape before `*`, then
+  // the highest lower bound (none last), the latest choice, the GPU's name.
+  auto better = [&](const TuneDB::TunedKernel &a, const TuneDB::TunedKernel &b) {
+    bool ae = a.shape == q.shape, be = b.shape == q.shape;
+    if (ae != be)
+      return ae;
+    if (a.speedupLo.has_value() != b.speedupLo.has_value())
+      return a.speedupLo.has_value();
+    if (a.speedupLo && *a.speedupLo != *b.speedupLo)
+      return *a.speedupLo > *b.speedupLo;
+    if (a.chosenAt != b.chosenAt)
+      return a.chosenAt > b.chosenAt;
+    return a.gpu < b.gpu;
+  };
+  const TuneDB::TunedKernel *best = nullptr;
+  for (const TuneDB::TunedKernel &k : tuned) {
+    if (k.key != q.kernelKey || k.arch != q.gpuArch ||
+        (!q.gpuName.empty() && k.gpu != q.gpuName) ||
+        (k.shape != q.shape && k.shape != kAnyShape))
+      continue;
+    if (!best || better(k, *best))
+      best = &k;
+  }
+  return best;
+}
+
+PlanLookup::PlanLookup(std::string path, unsigned busyTimeoutMs, unsigned queryTimeoutMs)
+    : path(std::move(path)), busyTimeoutMs(busyTimeoutMs), queryTimeoutMs(queryTimeoutMs) {}
 
 void PlanLookup::warn(std::string w) {
   if (std::find(warnings.begin(), warnings.end(), w) == warnings.end())
@@ -63,6 +111,7 @@ bool PlanLookup::open() {
     TuneDBOptions o;
     o.mode = TuneDBMode::ReadOnly;
     o.busyTimeoutMs = busyTimeoutMs;
+    o.queryTimeoutMs = queryTimeoutMs;
     Expected<TuneDB> opened = TuneDB::open(path, o);
     if (!opened)
       warn(toString(opened.takeError()) + "; compiling the original code");

@@ -90,6 +90,29 @@ CREATE VIEW best_view AS
   FROM best b JOIN kernels k ON k.id = b.kernel_id
   JOIN gpus g ON g.id = b.gpu_id JOIN plans p ON p.id = b.plan_id;
 )sql"},
+    {1, "which judge and strategy gave a measurement; kernel features",
+     R"sql(
+ALTER TABLE measurements ADD COLUMN judge TEXT NOT NULL DEFAULT 'program';
+ALTER TABLE measurements ADD COLUMN strategy TEXT NOT NULL DEFAULT '';
+ALTER TABLE measurements ADD COLUMN proposal_probability REAL;
+CREATE TABLE kernel_features (
+  kernel_id INTEGER NOT NULL REFERENCES kernels(id),
+  feature_version INTEGER NOT NULL,
+  features TEXT NOT NULL,
+  recorded_at TEXT NOT NULL DEFAULT )sql" CUDAL1_NOW R"sql(,
+  PRIMARY KEY (kernel_id, feature_version)
+) WITHOUT ROWID;
+DROP VIEW measurements_view;
+CREATE VIEW measurements_view AS
+  SELECT m.id, k.key AS kernel_key, k.name AS kernel_name, p.text AS plan,
+         g.name AS gpu, g.arch, m.shape, m.outcome, m.judge, m.speedup,
+         m.speedup_lo, m.speedup_hi, m.time_ms, m.baseline_ms, m.driver_version,
+         m.cuda_version, m.sm_clock_mhz, m.mem_clock_mhz, m.session,
+         m.strategy, m.proposal_probability, m.measured_at, m.recorded_at
+  FROM measurements m JOIN variants v ON v.id = m.variant_id
+  JOIN kernels k ON k.id = v.kernel_id JOIN plans p ON p.id = v.plan_id
+  JOIN gpus g ON g.id = m.gpu_id;
+)sql"},
 };
 #undef CUDAL1_NOW
 } // namespace
@@ -97,5 +120,11 @@ CREATE VIEW best_view AS
 llvm::ArrayRef<Migration> tuneDBMigrations() { return kMigrations; }
 
 int tuneDBSchemaVersion() { return int(std::size(kMigrations)); }
+
+llvm::ArrayRef<const char *> tuneDBTables() {
+  static const char *const tables[] = {"kernels",      "plans", "gpus",           "variants",
+                                       "measurements", "best",  "kernel_features"};
+  return tables;
+}
 
 } // namespace cudal1

@@ -2,11 +2,14 @@
 // write one BEGIN IMMEDIATE transaction retried while another process holds
 // the lock (docs/TuneDB.md says why each setting is what it is).
 #include "cudal1/TuneDB/TuneDB.h"
+
+#include "llvm/Support/JSON.h"
 #include "Outcomes.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
@@ -112,6 +115,16 @@ Error checkPlanText(StringRef plan) {
   return Error::success();
 }
 
+/// What may be a best choice: a plan of at most kMaxPlanSteps steps.
+Error checkChosenPlan(StringRef plan) {
+  if (Error e = checkPlanText(plan))
+    return e;
+  if (unsigned n = countPlanSteps(plan); n > kMaxPlanSteps)
+    return invalid("the plan has " + Twine(n) + " steps, more than a best choice may have (" +
+                   Twine(kMaxPlanSteps) + ")");
+  return Error::success();
+}
+
 Error checkFinite(StringRef field, const std::optional<double> &v) {
   if (v && !std::isfinite(*v))
     return invalid(field + " is not a finite number");
@@ -159,12 +172,42 @@ Error validate(const Measurement &m) {
 //===----------------------------------------------------------------------===//
 
 struct TuneDB::Impl {
+  using Clock = std::chrono::steady_clock;
   std::string path;
   sqlite3 *db = nullptr;
   TuneDBMode mode = TuneDBMode::ReadWrite;
   unsigned busyTimeoutMs = 0;
+  unsigned queryTimeoutMs = 0;
+  /// When the running operation's SQL must stop (Clock::time_point::max()
+  /// while none runs); checked by the progress handler.
+  Clock::time_point deadline = Clock::time_point::max();
   int version = 0;
   DenseMap<const char *, sqlite3_stmt *> statements;
+
+  static int onProgress(void *self) {
+    return Clock::now() > static_cast<Impl *>(self)->deadline ? 1 : 0;
+  }
+  /// (Re)starts the deadline of the running operation.
+  void restartDeadline() {
+    if (queryTimeoutMs)
+      deadline = Clock::now() + std::chrono::milliseconds(queryTimeoutMs);
+  }
+  /// The deadline of one public operation; nested ones share the outer one.
+  class Deadline {
+  public:
+    explicit Deadline(Impl &impl) : impl(impl), outer(impl.deadline == Clock::time_point::max()) {
+      if (outer)
+        impl.restartDeadline();
+    }
+    ~Deadline() {
+      if (outer)
+        impl.deadline = Clock::time_point::max();
+    }
+
+  private:
+    Impl &impl;
+    bool outer;
+  };
 
   ~Impl() {
     for (auto &s : statements)
@@ -176,6 +219,9 @@ struct TuneDB::Impl {
 
   Error fail(int rc, const Twine &what) const {
     std::string detail = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    if ((rc & 0xff) == SQLITE_INTERRUPT)
+      detail = "took longer than " + std::to_string(queryTimeoutMs) +
+               " ms (the query deadline; a crafted or huge database?)";
     return make_error<SqliteError>(
         rc, ("tuning database '" + path + "': " + what + ": " + detail).str(), detail);
   }
@@ -216,6 +262,7 @@ struct TuneDB::Impl {
   }
 
   Error withWrite(function_ref<Error()> body);
+  Error checkTables();
   Error migrate(ArrayRef<Migration> migrations);
   Expected<int64_t> rowId(const char *insert, const char *select,
                           function_ref<void(sqlite3_stmt *)> bind);
@@ -296,8 +343,11 @@ Error TuneDB::Impl::withWrite(function_ref<Error()> body) {
   std::minstd_rand jitter(unsigned(std::hash<std::thread::id>()(std::this_thread::get_id())) ^
                           unsigned(getpid()));
   for (unsigned attempt = 0;; ++attempt) {
+    // Waiting for the lock does not count against the query deadline.
+    deadline = Clock::time_point::max();
     Error e = exec("BEGIN IMMEDIATE", "starting a write transaction");
     if (!e) {
+      restartDeadline();
       e = body();
       if (!e)
         e = exec("COMMIT", "committing");
@@ -357,6 +407,35 @@ Error TuneDB::Impl::migrate(ArrayRef<Migration> migrations) {
   });
 }
 
+Error TuneDB::Impl::checkTables() {
+  // Every object the queries read must be a plain table: the file may be
+  // crafted, and a view of the same name (over an unbounded recursive
+  // query, say) would run its SQL on every lookup.
+  sqlite3_stmt *s = nullptr;
+  int rc = sqlite3_prepare_v2(db, "SELECT type, sql FROM sqlite_master WHERE name = ?1", -1, &s,
+                              nullptr);
+  if (rc != SQLITE_OK)
+    return fail(rc, "reading the schema");
+  auto finalize = make_scope_exit([&] { sqlite3_finalize(s); });
+  for (const char *table : tuneDBTables()) {
+    sqlite3_reset(s);
+    sqlite3_bind_text(s, 1, table, -1, SQLITE_STATIC);
+    rc = sqlite3_step(s);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+      return fail(rc, "reading the schema");
+    std::string type = rc == SQLITE_ROW ? columnText(s, 0) : "";
+    std::string sql = rc == SQLITE_ROW ? columnText(s, 1) : "";
+    if (type.empty())
+      return invalid("tuning database '" + path + "' is not a cudal1 tuning database (no table '" +
+                     table + "')");
+    if (type != "table" || StringRef(sql).take_front(14).equals_insensitive("create virtual"))
+      return invalid("tuning database '" + path + "' is not a cudal1 tuning database ('" +
+                     table + "' is a " + (type == "table" ? std::string("virtual table") : type) +
+                     ", not a table)");
+  }
+  return Error::success();
+}
+
 //===----------------------------------------------------------------------===//
 // Opening
 //===----------------------------------------------------------------------===//
@@ -398,12 +477,42 @@ Expected<TuneDB> TuneDB::open(StringRef path, const TuneDBOptions &options) {
   // writes: query_only below): only such a connection, the last to close,
   // removes the -wal and -shm files that reading a WAL database creates, so
   // a build that only looked up plans leaves nothing beside the database.
-  int flags = !readOnly ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
-              : sys::fs::access(path, sys::fs::AccessMode::Write) ? SQLITE_OPEN_READONLY
-                                                                  : SQLITE_OPEN_READWRITE;
-  int rc = sqlite3_open_v2(impl->path.c_str(), &impl->db, flags, nullptr);
+  // A reader that cannot write the file (another user's database, a
+  // read-only directory) would leave those files behind, owned by it, and
+  // the owner's next write would fail on them; while no writer has a WAL
+  // open it reads the file as immutable (no locks, no -wal, no -shm),
+  // otherwise it shares the writer's -wal and -shm.
+  bool canWrite = !sys::fs::access(path, sys::fs::AccessMode::Write);
+  bool immutable = false;
+  if (readOnly && !canWrite) {
+    SmallString<256> wal(path);
+    wal += "-wal";
+    immutable = !sys::fs::exists(wal);
+  }
+  int flags = !readOnly  ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+              : canWrite ? SQLITE_OPEN_READWRITE
+                         : SQLITE_OPEN_READONLY;
+  std::string name = impl->path;
+  if (immutable) {
+    // A URI: characters that URIs reserve are escaped.
+    SmallString<256> abs(path);
+    sys::fs::make_absolute(abs);
+    name = "file:";
+    for (char c : abs) {
+      if (c == '%' || c == '?' || c == '#')
+        name += "%" + utohexstr((unsigned char)c, false, 2);
+      else
+        name += c;
+    }
+    name += "?immutable=1";
+    flags |= SQLITE_OPEN_URI;
+  }
+  int rc = sqlite3_open_v2(name.c_str(), &impl->db, flags, nullptr);
   if (rc != SQLITE_OK)
     return impl->fail(rc, "opening");
+  impl->queryTimeoutMs = options.queryTimeoutMs;
+  Impl::Deadline deadline(*impl);
+  sqlite3_progress_handler(impl->db, 1000, &Impl::onProgress, impl.get());
 
   // 2. Connection settings. A database is data from elsewhere (a CI
   //    artefact): defensive mode and untrusted schema keep its SQL (views,
@@ -432,7 +541,25 @@ Expected<TuneDB> TuneDB::open(StringRef path, const TuneDBOptions &options) {
   Expected<int64_t> appId = impl->pragmaInt("PRAGMA application_id");
   if (!appId)
     return handleErrors(appId.takeError(), [&](const SqliteError &se) -> Error {
-      return invalid(prefix() + " is not a cudal1 tuning database (" + se.detail + ")");
+      // Only a file SQLite cannot read as a database is "not one": a lock,
+      // missing permissions or an I/O error say so instead.
+      switch (se.code & 0xff) {
+      case SQLITE_NOTADB:
+      case SQLITE_CORRUPT:
+      case SQLITE_FORMAT:
+        return invalid(prefix() + " is not a cudal1 tuning database (" + se.detail + ")");
+      case SQLITE_BUSY:
+      case SQLITE_LOCKED:
+        return invalid(prefix() + " is locked by another process (" + se.detail + ")");
+      case SQLITE_READONLY:
+      case SQLITE_CANTOPEN:
+      case SQLITE_PERM:
+      case SQLITE_AUTH:
+      case SQLITE_IOERR:
+        return invalid(prefix() + " cannot be read (" + se.detail + ")");
+      default:
+        return invalid(prefix() + ": " + se.detail);
+      }
     });
   Expected<int64_t> version = impl->pragmaInt("PRAGMA user_version");
   if (!version)
@@ -460,6 +587,8 @@ Expected<TuneDB> TuneDB::open(StringRef path, const TuneDBOptions &options) {
       return invalid(prefix() + " has schema version " + Twine(impl->version) +
                      ", older than this cudal1's (" + Twine(target) +
                      "); open it for writing once to migrate it");
+    if (Error e = impl->checkTables())
+      return std::move(e);
     return TuneDB(std::move(impl));
   }
 
@@ -493,6 +622,10 @@ Expected<TuneDB> TuneDB::open(StringRef path, const TuneDBOptions &options) {
   // 5. Migrations, in one transaction with the version bump.
   if (impl->version < target)
     if (Error e = impl->migrate(migrations))
+      return std::move(e);
+  // A test's own migration list describes another schema.
+  if (options.migrations.empty())
+    if (Error e = impl->checkTables())
       return std::move(e);
   return TuneDB(std::move(impl));
 }
@@ -573,8 +706,9 @@ Expected<int64_t> TuneDB::Impl::insertMeasurement(const Measurement &m) {
   Expected<sqlite3_stmt *> s = statement(
       "INSERT INTO measurements(variant_id, gpu_id, shape, outcome, speedup, speedup_lo, "
       "speedup_hi, time_ms, baseline_ms, driver_version, cuda_version, sm_clock_mhz, "
-      "mem_clock_mhz, session, measured_at) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
+      "mem_clock_mhz, session, measured_at, judge, strategy, proposal_probability) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
+      "?18)");
   if (!s)
     return s.takeError();
   Bound b(*s);
@@ -585,6 +719,8 @@ Expected<int64_t> TuneDB::Impl::insertMeasurement(const Measurement &m) {
   b.integer(12, m.smClockMHz).integer(13, m.memClockMHz);
   std::string when = m.measuredAt.empty() ? nowUtc() : m.measuredAt;
   b.text(14, m.session).text(15, when);
+  b.text(16, m.judge.empty() ? "program" : m.judge).text(17, m.strategy);
+  b.real(18, m.proposalProbability);
   int rc = b.step();
   if (rc != SQLITE_DONE)
     return fail(rc, "recording a measurement");
@@ -606,6 +742,7 @@ Expected<std::vector<int64_t>> TuneDB::recordMeasurements(ArrayRef<Measurement> 
                                impl->path.c_str(), i, ms[i].kernelKey.c_str(),
                                toString(std::move(e)).c_str());
   std::vector<int64_t> ids;
+  Impl::Deadline deadline(*impl);
   Error e = impl->withWrite([&]() -> Error {
     ids.clear(); // a retry starts over
     for (const Measurement &m : ms) {
@@ -630,7 +767,7 @@ Error TuneDB::setBest(const BestChoice &c) {
   if (!e)
     e = checkLine("the launch shape", c.shape);
   if (!e)
-    e = checkPlanText(c.plan);
+    e = checkChosenPlan(c.plan);
   for (const std::optional<double> *v : {&c.speedup, &c.speedupLo, &c.speedupHi})
     if (!e)
       e = checkFinite("the speedup", *v);
@@ -640,6 +777,7 @@ Error TuneDB::setBest(const BestChoice &c) {
     return invalid("tuning database '" + impl->path + "': best choice for kernel '" +
                    c.kernelKey + "': " + toString(std::move(e)));
 
+  Impl::Deadline deadline(*impl);
   return impl->withWrite([&]() -> Error {
     Expected<int64_t> kernel = impl->kernelId(c.kernelKey, "");
     if (!kernel)
@@ -702,7 +840,9 @@ Error TuneDB::setBest(const BestChoice &c) {
 
 Expected<std::optional<BestChoice>> TuneDB::bestPlan(const BestQuery &q) {
   // Exact shape before the any-shape choice; among models of one
-  // architecture, the highest lower bound, then the latest choice.
+  // architecture, the highest lower bound, then the latest choice
+  // (chooseBest orders the same way).
+  Impl::Deadline deadline(*impl);
   Expected<sqlite3_stmt *> s = impl->statement(
       "SELECT k.key, g.name, g.arch, b.shape, p.text, b.speedup, b.speedup_lo, b.speedup_hi, "
       "b.measurement_id, b.chosen_at FROM kernels k JOIN best b ON b.kernel_id = k.id "
@@ -731,15 +871,17 @@ Expected<std::optional<BestChoice>> TuneDB::bestPlan(const BestQuery &q) {
   c.measurementId = columnInt64(*s, 8);
   c.chosenAt = columnText(*s, 9);
   // The file may come from anywhere; what is not a plan is not returned.
-  if (Error e = checkPlanText(c.plan))
+  if (Error e = checkChosenPlan(c.plan))
     return invalid("tuning database '" + impl->path + "': best plan of kernel '" +
                    q.kernelKey + "': " + toString(std::move(e)));
   return c;
 }
 
 Expected<std::vector<TuneDB::TunedKernel>> TuneDB::tunedKernels(StringRef gpuArch) {
+  Impl::Deadline deadline(*impl);
   Expected<sqlite3_stmt *> s = impl->statement(
-      "SELECT k.key, k.name, g.arch, g.name, b.shape, p.text FROM kernels k "
+      "SELECT k.key, k.name, g.arch, g.name, b.shape, p.text, b.speedup, b.speedup_lo, "
+      "b.speedup_hi, b.chosen_at FROM kernels k "
       "JOIN best b ON b.kernel_id = k.id JOIN gpus g ON g.id = b.gpu_id "
       "JOIN plans p ON p.id = b.plan_id WHERE ?1 = '' OR g.arch = ?1 "
       "ORDER BY k.key, g.arch, g.name, b.shape");
@@ -749,9 +891,25 @@ Expected<std::vector<TuneDB::TunedKernel>> TuneDB::tunedKernels(StringRef gpuArc
   b.text(1, gpuArch.str());
   std::vector<TunedKernel> out;
   int rc;
-  while ((rc = b.step()) == SQLITE_ROW)
-    out.push_back({columnText(*s, 0), columnText(*s, 1), columnText(*s, 2), columnText(*s, 3),
-                   columnText(*s, 4), columnText(*s, 5)});
+  while ((rc = b.step()) == SQLITE_ROW) {
+    TunedKernel k;
+    k.key = columnText(*s, 0);
+    k.name = columnText(*s, 1);
+    k.arch = columnText(*s, 2);
+    k.gpu = columnText(*s, 3);
+    k.shape = columnText(*s, 4);
+    k.plan = columnText(*s, 5);
+    k.speedup = columnReal(*s, 6);
+    k.speedupLo = columnReal(*s, 7);
+    k.speedupHi = columnReal(*s, 8);
+    k.chosenAt = columnText(*s, 9);
+    // The file may come from anywhere; what is not a plan is not returned.
+    if (Error e = checkChosenPlan(k.plan)) {
+      k.refused = toString(std::move(e));
+      k.plan.clear();
+    }
+    out.push_back(std::move(k));
+  }
   if (rc != SQLITE_DONE)
     return impl->fail(rc, "listing tuned kernels");
   return out;
@@ -762,7 +920,8 @@ Error TuneDB::forEachMeasurement(function_ref<Error(const Measurement &)> fn) {
   const char *sql =
       "SELECT m.id, k.key, k.name, p.text, g.name, g.arch, m.shape, m.outcome, m.speedup, "
       "m.speedup_lo, m.speedup_hi, m.time_ms, m.baseline_ms, m.driver_version, "
-      "m.cuda_version, m.sm_clock_mhz, m.mem_clock_mhz, m.session, m.measured_at "
+      "m.cuda_version, m.sm_clock_mhz, m.mem_clock_mhz, m.session, m.measured_at, "
+      "m.judge, m.strategy, m.proposal_probability "
       "FROM measurements m JOIN variants v ON v.id = m.variant_id "
       "JOIN kernels k ON k.id = v.kernel_id JOIN plans p ON p.id = v.plan_id "
       "JOIN gpus g ON g.id = m.gpu_id ORDER BY m.id";
@@ -771,7 +930,12 @@ Error TuneDB::forEachMeasurement(function_ref<Error(const Measurement &)> fn) {
   if (rc != SQLITE_OK)
     return impl->fail(rc, "reading measurements");
   auto finalize = make_scope_exit([&] { sqlite3_finalize(s); });
-  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+  // Each row has its own deadline: `fn` may take its time.
+  Impl::Deadline deadline(*impl);
+  for (;;) {
+    impl->restartDeadline();
+    if ((rc = sqlite3_step(s)) != SQLITE_ROW)
+      break;
     Measurement m;
     m.id = sqlite3_column_int64(s, 0);
     m.kernelKey = columnText(s, 1);
@@ -791,6 +955,9 @@ Error TuneDB::forEachMeasurement(function_ref<Error(const Measurement &)> fn) {
     m.memClockMHz = columnInt(s, 16);
     m.session = columnText(s, 17);
     m.measuredAt = columnText(s, 18);
+    m.judge = columnText(s, 19);
+    m.strategy = columnText(s, 20);
+    m.proposalProbability = columnReal(s, 21);
     if (Error e = fn(m))
       return e;
   }
@@ -799,8 +966,114 @@ Error TuneDB::forEachMeasurement(function_ref<Error(const Measurement &)> fn) {
   return Error::success();
 }
 
+Expected<std::vector<Measurement>> TuneDB::exemplars(StringRef kernelKey, const GpuKey &gpu) {
+  Expected<sqlite3_stmt *> s = impl->statement(
+      "SELECT m.id, p.text, g.name, g.arch, m.shape, m.outcome, m.speedup, m.speedup_lo, "
+      "m.speedup_hi, m.time_ms, m.baseline_ms, m.session, m.measured_at, m.judge, "
+      "m.strategy, m.proposal_probability, k.name "
+      "FROM measurements m JOIN variants v ON v.id = m.variant_id "
+      "JOIN kernels k ON k.id = v.kernel_id JOIN plans p ON p.id = v.plan_id "
+      "JOIN gpus g ON g.id = m.gpu_id "
+      "WHERE k.key = ?1 AND g.arch = ?2 AND (?3 = '' OR g.name = ?3) ORDER BY m.id");
+  if (!s)
+    return s.takeError();
+  Bound b(*s);
+  b.text(1, kernelKey.str()).text(2, gpu.arch).text(3, gpu.name);
+  std::vector<Measurement> out;
+  int rc;
+  while ((rc = b.step()) == SQLITE_ROW) {
+    Measurement m;
+    m.id = sqlite3_column_int64(*s, 0);
+    m.kernelKey = kernelKey.str();
+    m.plan = columnText(*s, 1);
+    m.gpu = {columnText(*s, 2), columnText(*s, 3)};
+    m.shape = columnText(*s, 4);
+    m.outcome = columnText(*s, 5);
+    m.speedup = columnReal(*s, 6);
+    m.speedupLo = columnReal(*s, 7);
+    m.speedupHi = columnReal(*s, 8);
+    m.timeMs = columnReal(*s, 9);
+    m.baselineMs = columnReal(*s, 10);
+    m.session = columnText(*s, 11);
+    m.measuredAt = columnText(*s, 12);
+    m.judge = columnText(*s, 13);
+    m.strategy = columnText(*s, 14);
+    m.proposalProbability = columnReal(*s, 15);
+    m.kernelName = columnText(*s, 16);
+    out.push_back(std::move(m));
+  }
+  if (rc != SQLITE_DONE)
+    return impl->fail(rc, "reading exemplars");
+  return out;
+}
+
+namespace {
+// Features travel as one JSON object per kernel and version: the feature
+// list grows with the analysis without a schema change.
+std::string featuresJson(const KernelFeatures &f) {
+  json::Object o;
+  for (const auto &[name, value] : f.features)
+    o[name] = value;
+  std::string out;
+  raw_string_ostream os(out);
+  os << json::Value(std::move(o));
+  return out;
+}
+} // namespace
+
+Error TuneDB::recordFeatures(const KernelFeatures &f) {
+  return impl->withWrite([&]() -> Error {
+    Expected<int64_t> kernel = impl->kernelId(f.kernelKey, f.kernelName);
+    if (!kernel)
+      return kernel.takeError();
+    Expected<sqlite3_stmt *> s = impl->statement(
+        "INSERT INTO kernel_features(kernel_id, feature_version, features) VALUES (?1, ?2, ?3) "
+        "ON CONFLICT(kernel_id, feature_version) DO UPDATE SET features = excluded.features, "
+        "recorded_at = excluded.recorded_at");
+    if (!s)
+      return s.takeError();
+    Bound b(*s);
+    b.int64(1, *kernel).int64(2, f.featureVersion).text(3, featuresJson(f));
+    int rc = b.step();
+    if (rc != SQLITE_DONE)
+      return impl->fail(rc, "recording kernel features");
+    return Error::success();
+  });
+}
+
+Expected<std::optional<KernelFeatures>> TuneDB::features(StringRef kernelKey,
+                                                         int featureVersion) {
+  Expected<sqlite3_stmt *> s = impl->statement(
+      "SELECT k.name, f.features FROM kernel_features f JOIN kernels k ON k.id = f.kernel_id "
+      "WHERE k.key = ?1 AND f.feature_version = ?2");
+  if (!s)
+    return s.takeError();
+  Bound b(*s);
+  b.text(1, kernelKey.str()).int64(2, featureVersion);
+  int rc = b.step();
+  if (rc == SQLITE_DONE)
+    return std::nullopt;
+  if (rc != SQLITE_ROW)
+    return impl->fail(rc, "reading kernel features");
+  KernelFeatures f;
+  f.kernelKey = kernelKey.str();
+  f.kernelName = columnText(*s, 0);
+  f.featureVersion = featureVersion;
+  Expected<json::Value> v = json::parse(columnText(*s, 1));
+  if (!v)
+    return v.takeError();
+  if (const json::Object *o = v->getAsObject())
+    for (const auto &kv : *o)
+      if (std::optional<double> d = kv.second.getAsNumber())
+        f.features.push_back({kv.first.str(), *d});
+  // Stored as an object: back in a stable order.
+  std::sort(f.features.begin(), f.features.end());
+  return std::optional<KernelFeatures>(std::move(f));
+}
+
 Expected<TuneDBStats> TuneDB::stats() {
   // One read transaction, so that the counts agree with each other.
+  Impl::Deadline deadline(*impl);
   if (Error e = impl->exec("BEGIN", "starting a read transaction"))
     return std::move(e);
   auto end = make_scope_exit([&] { consumeError(impl->exec("COMMIT", "ending a read")); });

@@ -4,6 +4,7 @@
 #define CUDAL1_EVAL_RESULTS_H
 
 #include "cudal1/Eval/Error.h"
+#include "cudal1/Eval/Outcome.h"
 
 #include <string>
 #include <vector>
@@ -11,20 +12,6 @@
 namespace cudal1 {
 
 constexpr int kResultsVersion = 1;
-
-enum class Outcome {
-  Ok,               ///< compiled, verified, timed, re-validated
-  CompileError,
-  LoadError,        ///< module or entry point could not be loaded
-  Crash,            ///< CUDA error (illegal address, trap) or a signal
-  Timeout,          ///< killed after the time limit (a hang)
-  Wrong,            ///< failed verification
-  WrongAfterTiming, ///< verified once, wrong when re-validated after timing
-  NotRun,           ///< skipped (time budget, broken original)
-};
-
-const char *outcomeName(Outcome o);
-bool parseOutcome(const std::string &s, Outcome &out);
 
 struct VariantResult {
   std::string id;

@@ -8,6 +8,8 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include "cudal1/Eval/Outcome.h"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,7 +19,7 @@ namespace cudal1 {
 /// One evaluated variant as the page shows it.
 struct ReportVariant {
   std::string id, plan;
-  std::string outcome; ///< the evaluator's names: ok, wrong, crash, ...
+  Outcome outcome = Outcome::NotRun;
   bool timed = false, faster = false;
   double speedup = 0, lo = 0, hi = 0; ///< against the original, 95% interval
   double timeMs = 0;                  ///< median of bucket averages

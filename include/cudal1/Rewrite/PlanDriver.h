@@ -47,6 +47,11 @@ struct PlanCombination {
 /// are applied in the order given. `rejected` hears of each plan left out.
 /// The tuner and the plugin both combine this way, so that the build derives
 /// the very source that was measured.
+PlanCombination combinePlans(const RewriteInput &in, const std::vector<Plan> &plans,
+                             const std::vector<double> &certainty,
+                             llvm::function_ref<void(size_t, llvm::Error)> rejected);
+/// The same for plan texts (a database's best choices); one that does not
+/// parse is rejected alone.
 PlanCombination combinePlans(const RewriteInput &in, const std::vector<std::string> &plans,
                              const std::vector<double> &certainty,
                              llvm::function_ref<void(size_t, llvm::Error)> rejected);

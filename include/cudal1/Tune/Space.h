@@ -1,50 +1,69 @@
-// The search space of one translation unit: per kernel, the legal steps
-// (a transform at a scope with one value per parameter), read from the plan
-// driver's --list-transforms listing so that the tuner proposes only what
-// the passes accept.
+// The search space of one translation unit: per kernel (and one entry for
+// the host code), the legal steps (a transform at a scope with one value per
+// parameter) and the kernel's analysis features, built from the plan
+// driver's LegalSpace so that the tuner proposes only what the passes accept.
 #ifndef CUDAL1_TUNE_SPACE_H
 #define CUDAL1_TUNE_SPACE_H
 
+#include "cudal1/Rewrite/LegalSpace.h"
 #include "cudal1/Rewrite/PlanDriver.h"
 
 #include "llvm/Support/Error.h"
 
+#include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cudal1 {
 
 /// One fully parameterized step, e.g. "@#3: launch-config(block=256)".
-struct TuneStep {
-  std::string scope;     ///< "@name" or "@#id"
-  std::string transform; ///< "launch-config"
-  std::vector<std::pair<std::string, std::string>> params;
-  bool fastMath = false;
-  std::string text() const; ///< "@#3: launch-config(block=256)"
-};
+using TuneStep = PlanStep;
+
+/// The step alone in the canonical plan text, scope included.
+std::string stepText(const PlanStep &step);
+/// Whether the step is an opt-in fast-math rewrite (never proposed by default).
+bool isFastMath(const PlanStep &step);
+/// The plan of these steps, in order, and its canonical text (printPlan).
+Plan planOf(const std::vector<PlanStep> &steps);
+std::string planText(const std::vector<PlanStep> &steps);
 
 struct TuneKernel {
   std::string name, key;
+  bool host = false; ///< the entry of the host code (loops, syncs, copies)
   std::vector<unsigned> launches;
-  std::vector<TuneStep> steps; ///< every legal step, all parameter values
+  std::vector<PlanStep> steps; ///< every legal step, all parameter values
+  /// The analysis' features (docs/Analysis.md) at `featureVersion`; empty
+  /// for the host entry.
+  std::vector<std::pair<std::string, double>> features;
+  int featureVersion = 0;
 };
 
+/// Index of "no kernel of the space" (a combination of several kernels' plans).
+constexpr size_t kNoKernel = SIZE_MAX;
+
 /// Host-level steps (@loop#N, @sync#N) are gathered in one more TuneKernel
-/// named "(host)", keyed "host:FILE-NAME".
+/// named "(host)", keyed by the host code (hostKey).
 struct TuneSpace {
   std::string file;
   std::vector<TuneKernel> kernels;
+  std::map<int, size_t> launchOwner; ///< launch id → kernel
+
+  /// The kernel a step's scope belongs to, kNoKernel when none.
+  size_t ownerOf(const PlanScope &scope) const;
+  /// A plan's steps by the kernel they belong to, each part in the plan's
+  /// order; empty when a step belongs to no kernel of the space.
+  std::map<size_t, Plan> partsOf(const Plan &plan) const;
 };
 
-/// Builds the space from --list-transforms=json output. Steps at a launch
-/// of a kernel with one launch site are scoped to the kernel instead, so
-/// that a stored plan does not depend on launch numbering (which changes
-/// when host code changes; kernel keys do not).
-llvm::Expected<TuneSpace> parseTuneSpace(llvm::StringRef listJson);
+/// The space of a legal space. Steps at a launch of a kernel with one launch
+/// site are scoped to the kernel instead, so that a stored plan does not
+/// depend on launch numbering (which changes when host code changes; kernel
+/// keys do not). `hostKey` keys the host entry.
+TuneSpace tuneSpaceOf(const LegalSpace &legal, const std::string &hostKey);
+/// Parses the input, lists its legal space and adds each kernel's features.
 llvm::Expected<TuneSpace> collectTuneSpace(const RewriteInput &in);
-
-/// A plan made of steps, in order: "@k: a; @k: b(x=1)".
-std::string planText(const std::vector<TuneStep> &steps);
 
 } // namespace cudal1
 

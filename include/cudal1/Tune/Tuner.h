@@ -8,6 +8,7 @@
 #define CUDAL1_TUNE_TUNER_H
 
 #include "cudal1/Rewrite/PlanDriver.h"
+#include "cudal1/Tune/KernelState.h"
 #include "cudal1/Tune/Space.h"
 #include "cudal1/Tune/Strategy.h"
 
@@ -22,22 +23,35 @@
 namespace cudal1 {
 
 /// Candidate::kernel of the kernels' best plans measured together.
-constexpr size_t kCombination = SIZE_MAX;
+constexpr size_t kCombination = kNoKernel;
+
+/// A plan and the source it derives: what is built and measured. The plan
+/// travels as data beside the source, never inside it.
+struct Variant {
+  Plan plan;
+  std::string source;             ///< the rewritten translation unit
+  std::vector<std::string> links; ///< libraries to link (-l<name>)
+  bool fastMath = false;          ///< verified with the fast-math tolerance
+};
 
 /// A derived variant: one kernel's plan applied to the whole unit.
 struct Candidate {
-  std::string id;     ///< "v003"; "combined" for the combination
-  size_t kernel = 0;  ///< into TuneSpace::kernels, or kCombination
-  std::string plan;   ///< canonical plan text
-  std::vector<TuneStep> steps; ///< the plan as steps (empty when imported)
-  bool fastMath = false;
-  std::string source; ///< the rewritten translation unit
+  std::string id;    ///< "v003"; "combined" for the combination
+  size_t kernel = 0; ///< into TuneSpace::kernels, or kCombination
+  Variant variant;
+  std::string strategy;    ///< which strategy proposed it ("" when imported)
+  double probability = 1;  ///< with which probability it was proposed
+  std::string planText() const { return printPlan(variant.plan); }
 };
 
-/// What the evaluator says about one candidate (outcome names are those of
-/// the evaluator's results: ok, wrong, crash, compile-error, ...).
+/// The variant of a plan: derived from the input, links and fast-math from
+/// its steps.
+llvm::Expected<Variant> deriveVariant(const RewriteInput &input, const Plan &plan);
+
+/// What the evaluator says about one candidate.
 struct CandidateResult {
-  std::string outcome = "not-run";
+  Outcome outcome = Outcome::NotRun;
+  Judge judge = Judge::Program;
   bool timed = false, faster = false;
   double speedup = 0, lo = 0, hi = 0, timeMs = 0, baselineMs = 0;
   /// Per-round times of this variant and of the original in the same
@@ -71,7 +85,8 @@ struct TuneRecord {
 };
 
 struct KernelBest {
-  std::string kernel, key, plan; ///< plan empty: keep the original
+  std::string kernel, key;
+  Plan plan; ///< empty: keep the original
   double speedup = 1, lo = 1, hi = 1;
   unsigned tried = 0, correct = 0;
   /// The plan is part of the final plan: verified and timed together with
@@ -85,7 +100,7 @@ struct TuneResult {
   std::vector<KernelBest> best; ///< per kernel of the space
   /// The plan to build with: the verified combination of the kernels' best
   /// plans, else the single best one; empty when nothing was faster.
-  std::string finalPlan;
+  Plan finalPlan;
   double finalSpeedup = 1, finalLo = 1, finalHi = 1;
   /// The kernels (indices into `best`) whose plans the final plan holds.
   std::vector<size_t> finalKernels;
@@ -115,12 +130,17 @@ public:
   /// combine or this combination was measured already.
   std::optional<Candidate> combination(const std::function<void(const std::string &)> &say = {});
 
+  /// What the strategy sees of kernel k; the session adds the GPU and the
+  /// database's exemplars before the first round.
+  KernelState &state(size_t k) { return states[k]; }
+  const KernelState &state(size_t k) const { return states[k]; }
+
 private:
   RewriteInput input;
   TuneSpace space;
   SearchStrategy &strategy;
   TuneOptions opts;
-  std::vector<KernelHistory> history;
+  std::vector<KernelState> states;
   TuneResult result;
   unsigned nextId = 0;
   size_t nextKernel = 0;

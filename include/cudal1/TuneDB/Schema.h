@@ -25,6 +25,12 @@ struct Migration {
 llvm::ArrayRef<Migration> tuneDBMigrations();
 int tuneDBSchemaVersion();
 
+/// The tables this build's queries read. Opening checks that each is a
+/// table (not a view or a virtual table) before any query touches it: a
+/// view in a crafted file runs arbitrary SQL on every read. A migration
+/// that adds a table appends its name here.
+llvm::ArrayRef<const char *> tuneDBTables();
+
 /// PRAGMA application_id of a cudal1 tuning database ("CDL1"), so that
 /// another program's SQLite file is refused rather than written to.
 constexpr int32_t kTuneDBApplicationId = 0x43444c31;

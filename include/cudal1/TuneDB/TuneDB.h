@@ -33,6 +33,16 @@ struct GpuKey {
 /// saw (a compile-time lookup rarely knows the run-time grid).
 constexpr llvm::StringLiteral kAnyShape = "*";
 
+/// The most steps a best choice may have. The tuner proposes a few steps per
+/// kernel; deriving costs a parse per step, so a longer plan (528 steps once
+/// took 122 s for one compile) is refused by setBest and by the plugin and
+/// `--apply`, which compile the original code instead.
+constexpr unsigned kMaxPlanSteps = 16;
+
+/// The number of steps of plan text (`;`-separated, outside parentheses),
+/// without parsing it; 0 for the empty plan (the original).
+unsigned countPlanSteps(llvm::StringRef plan);
+
 /// One variant measured on one GPU. The plan is the canonical plan text
 /// (printPlan); the empty plan is the original. Outcome is one of the
 /// evaluator's outcome names (outcomeName in cudal1/Eval/Results.h).
@@ -51,6 +61,22 @@ struct Measurement {
   std::optional<int> smClockMHz, memClockMHz;
   std::string session;    ///< groups variants timed against each other
   std::string measuredAt; ///< UTC, 2026-12-02T15:04:05Z; empty: now
+  /// Which judge gave it: "program" (the whole program run and compared),
+  /// "replay-double-reference" or "replay-fallback" (captured launches).
+  std::string judge = "program";
+  /// The strategy that proposed the plan and the probability it gave it
+  /// (empty for imported or user plans): a trainer weights data that other
+  /// strategies collected by it.
+  std::string strategy;
+  std::optional<double> proposalProbability;
+};
+
+/// A kernel's analysis features as the tuner saw them (docs/Analysis.md),
+/// recorded so that a trainer can rebuild a policy's input.
+struct KernelFeatures {
+  std::string kernelKey, kernelName;
+  int featureVersion = 0;
+  std::vector<std::pair<std::string, double>> features;
 };
 
 /// The plan chosen for (kernel key, GPU, shape).
@@ -94,6 +120,11 @@ struct TuneDBOptions {
   TuneDBMode mode = TuneDBMode::ReadWrite;
   /// How long one operation waits for other processes' write locks.
   unsigned busyTimeoutMs = 10000;
+  /// The most time the SQL of one operation may run, waiting for locks not
+  /// counted (an sqlite3_progress_handler deadline): a crafted file (a view
+  /// over an unbounded recursive query, a huge table) fails with
+  /// "took longer than N ms" instead of hanging a build. 0: no deadline.
+  unsigned queryTimeoutMs = 30000;
   /// Replaces tuneDBMigrations(); for testing the migration path.
   llvm::ArrayRef<Migration> migrations;
 };
@@ -127,6 +158,11 @@ public:
   /// keyed on.
   struct TunedKernel {
     std::string key, name, arch, gpu, shape, plan;
+    std::optional<double> speedup, speedupLo, speedupHi;
+    std::string chosenAt;
+    /// Why the stored plan is not returned (it is not a plan: control
+    /// characters, too long, too many steps); `plan` is empty then.
+    std::string refused;
   };
   llvm::Expected<std::vector<TunedKernel>> tunedKernels(llvm::StringRef gpuArch);
 
@@ -135,6 +171,17 @@ public:
   llvm::Error forEachMeasurement(llvm::function_ref<llvm::Error(const Measurement &)> fn);
 
   llvm::Expected<TuneDBStats> stats();
+
+  /// Every earlier measurement of a kernel on a GPU model (any model of the
+  /// architecture when gpu.name is empty), in recording order: the
+  /// exemplars a strategy sees.
+  llvm::Expected<std::vector<Measurement>> exemplars(llvm::StringRef kernelKey,
+                                                     const GpuKey &gpu);
+  /// Stores (or replaces) the features of a kernel at their version.
+  llvm::Error recordFeatures(const KernelFeatures &features);
+  /// The features of a kernel at a version; none when never recorded.
+  llvm::Expected<std::optional<KernelFeatures>> features(llvm::StringRef kernelKey,
+                                                         int featureVersion);
 
   int schemaVersion() const;
   llvm::StringRef path() const;
@@ -152,12 +199,19 @@ std::string formatTuneDBStats(const TuneDBStats &stats, llvm::StringRef path);
 /// ~/.cache/cudal1/tune.db.
 std::string defaultTuneDBPath();
 
+/// The choice bestPlan would give for `query` among `tuned` (one
+/// tunedKernels answer), so that a caller can choose without the database
+/// open; null when none matches.
+const TuneDB::TunedKernel *chooseBest(llvm::ArrayRef<TuneDB::TunedKernel> tuned,
+                                      const BestQuery &query);
+
 /// The plugin's view: read-only lookups that never fail. A missing,
 /// corrupt, foreign, too new or locked database gives "no plan" and a
 /// warning; the database is opened on the first lookup.
 class PlanLookup {
 public:
-  explicit PlanLookup(std::string path, unsigned busyTimeoutMs = 200);
+  explicit PlanLookup(std::string path, unsigned busyTimeoutMs = 200,
+                      unsigned queryTimeoutMs = 2000);
   std::optional<BestChoice> find(const BestQuery &query);
   /// TuneDB::tunedKernels; empty (with a warning) when the file is unusable.
   std::vector<TuneDB::TunedKernel> tunedKernels(llvm::StringRef gpuArch);
@@ -169,7 +223,7 @@ private:
   void warn(std::string w);
 
   std::string path;
-  unsigned busyTimeoutMs;
+  unsigned busyTimeoutMs, queryTimeoutMs;
   bool tried = false;
   std::optional<TuneDB> db;
   std::vector<std::string> warnings;

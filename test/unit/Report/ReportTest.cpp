@@ -45,7 +45,7 @@ ReportData sampleData() {
   ReportVariant v;
   v.id = "v000";
   v.plan = "@sum: warp-reduce";
-  v.outcome = "ok";
+  v.outcome = Outcome::Ok;
   v.timed = v.faster = true;
   v.speedup = 3;
   v.lo = 2.9;
@@ -57,7 +57,7 @@ ReportData sampleData() {
   ReportVariant w;
   w.id = "v001";
   w.plan = "@sum: launch-config(block=1024)";
-  w.outcome = "wrong";
+  w.outcome = Outcome::Wrong;
   w.detail = "expected <1.25> got \"1.375\" & more";
   w.batch = 1;
   k.variants.push_back(w);

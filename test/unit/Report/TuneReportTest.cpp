@@ -10,16 +10,21 @@ using namespace cudal1;
 
 namespace {
 
-TuneRecord record(const std::string &id, size_t kernel, const std::string &plan,
-                  const std::string &outcome, unsigned round, double ms,
-                  double baseMs) {
+Plan plan(const std::string &text) {
+  llvm::Expected<Plan> p = parsePlan(text);
+  EXPECT_TRUE(bool(p));
+  return p ? *p : Plan{};
+}
+
+TuneRecord record(const std::string &id, size_t kernel, const std::string &text,
+                  Outcome outcome, unsigned round, double ms, double baseMs) {
   TuneRecord r;
   r.candidate.id = id;
   r.candidate.kernel = kernel;
-  r.candidate.plan = plan;
+  r.candidate.variant.plan = plan(text);
   r.result.outcome = outcome;
   r.round = round;
-  if (outcome == "ok") {
+  if (outcome == Outcome::Ok) {
     r.result.timed = true;
     r.result.timeMs = ms;
     r.result.baselineMs = baseMs;
@@ -44,22 +49,20 @@ TEST(TuneReport, MapsRecordsOntoKernels) {
   space.kernels[1].name = "sum";
   TuneResult r;
   r.gpu = "G";
-  r.records = {record("v000", 0, "@scale: restrict", "ok", 1, 48, 60),
-               record("v001", 1, "@sum: warp-reduce", "ok", 1, 20, 60),
-               record("v002", 1, "@sum: launch-config(block=1024)", "wrong", 1,
-                      0, 0),
-               record("-", 0, "@scale: unroll(loop=0, factor=2)", "refused",
-                      0, 0, 0),
-               record("v003", 1, "@sum: restrict", "ok", 2, 48, 61),
-               record("combined", SIZE_MAX,
-                      "@scale: restrict; @sum: warp-reduce", "ok", 3, 16, 62)};
+  r.records = {record("v000", 0, "@scale: restrict", Outcome::Ok, 1, 48, 60),
+               record("v001", 1, "@sum: warp-reduce", Outcome::Ok, 1, 20, 60),
+               record("v002", 1, "@sum: launch-config(block=1024)", Outcome::Wrong, 1, 0, 0),
+               record("-", 0, "@scale: unroll(loop=0, factor=2)", Outcome::Refused, 0, 0, 0),
+               record("v003", 1, "@sum: restrict", Outcome::Ok, 2, 48, 61),
+               record("combined", SIZE_MAX, "@scale: restrict; @sum: warp-reduce", Outcome::Ok,
+                      3, 16, 62)};
   r.best.resize(2);
   r.best[0].kernel = "scale";
-  r.best[0].plan = "@scale: restrict";
+  r.best[0].plan = plan("@scale: restrict");
   r.best[1].kernel = "sum";
-  r.best[1].plan = "@sum: warp-reduce";
+  r.best[1].plan = plan("@sum: warp-reduce");
   r.best[1].tried = 3;
-  r.finalPlan = "@scale: restrict; @sum: warp-reduce";
+  r.finalPlan = plan("@scale: restrict; @sum: warp-reduce");
   r.finalSpeedup = 3.8;
 
   ReportData d;
@@ -67,7 +70,7 @@ TEST(TuneReport, MapsRecordsOntoKernels) {
   EXPECT_EQ(d.gpu, "G");
   ASSERT_EQ(d.kernels.size(), 2u);
   EXPECT_EQ(d.kernels[0].variants.size(), 2u); // the refused plan too
-  EXPECT_EQ(d.kernels[0].variants[1].outcome, "refused");
+  EXPECT_EQ(d.kernels[0].variants[1].outcome, Outcome::Refused);
   ASSERT_EQ(d.kernels[1].variants.size(), 3u);
   EXPECT_EQ(d.kernels[1].variants[1].detail, "why v002");
   EXPECT_EQ(d.kernels[1].variants[2].batch, 2u);
@@ -81,7 +84,7 @@ TEST(TuneReport, MapsRecordsOntoKernels) {
   EXPECT_DOUBLE_EQ(d.baselines[2].timeMs, 62);
   ASSERT_TRUE(d.combination.has_value());
   EXPECT_EQ(d.combination->id, "combined");
-  EXPECT_EQ(d.finalPlan, r.finalPlan);
+  EXPECT_EQ(d.finalPlan, "@scale: restrict; @sum: warp-reduce");
   EXPECT_DOUBLE_EQ(d.finalMs, 16);
   EXPECT_DOUBLE_EQ(d.finalSpeedup, 3.8);
 

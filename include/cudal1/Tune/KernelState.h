@@ -1,0 +1,68 @@
+// What a search strategy knows about one kernel when it proposes: the
+// kernel, the GPU, the analysis features, the original's measured time and
+// roofline floor, the legal steps, and the exemplars (every plan measured
+// for this kernel on this GPU, earlier sessions' from the tuning database
+// and this run's). Standard types only, so that it can cross into the
+// policy's libtorch code unchanged.
+#ifndef CUDAL1_TUNE_KERNELSTATE_H
+#define CUDAL1_TUNE_KERNELSTATE_H
+
+#include "cudal1/Eval/Outcome.h"
+#include "cudal1/Tune/Space.h"
+
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cudal1 {
+
+/// The GPU a kernel is tuned on: another GPU is an input, not a surprise.
+/// Zero where unknown (a split path whose GPU is known only by name).
+struct GpuDescriptor {
+  std::string name; ///< "NVIDIA H200"
+  std::string arch; ///< "sm_90"
+  int smCount = 0;
+  double memBandwidthGBs = 0;
+  double l2Bytes = 0;
+  double sharedPerSmBytes = 0;
+  int registersPerSm = 0;
+  int computeMajor = 0, computeMinor = 0;
+};
+
+/// How a measurement was judged (issue 15): by running the whole program,
+/// or by replaying captured launches against the double reference, or
+/// against the fallback tolerance where no reference could be derived.
+enum class Judge { Program, ReplayReference, ReplayFallback };
+const char *judgeName(Judge j);
+bool parseJudge(const std::string &name, Judge &out);
+
+/// One plan measured for the kernel.
+struct Exemplar {
+  std::vector<PlanStep> steps;
+  Outcome outcome = Outcome::NotRun;
+  bool timed = false, faster = false;
+  double speedup = 0, lo = 0, hi = 0;
+  std::string session;
+  Judge judge = Judge::Program;
+  bool thisRun = false; ///< measured in the running session
+};
+
+struct KernelState {
+  std::string key, name;
+  bool host = false;
+  GpuDescriptor gpu;
+  std::vector<std::pair<std::string, double>> features;
+  int featureVersion = 0;
+  /// The original's time in this run's measurements, and its floor.
+  std::optional<double> originalMs;
+  double floorBytes = 0, floorFlops = 0;
+  std::vector<PlanStep> steps; ///< legal steps
+  std::vector<Exemplar> exemplars;
+  std::set<std::string> tried; ///< plan texts proposed in this run
+};
+
+} // namespace cudal1
+
+#endif

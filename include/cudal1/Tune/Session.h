@@ -1,0 +1,70 @@
+// One tuning session: the whole of `cudal1-opt --tune` and of the split
+// path's two halves (`--emit-bundle`, `--import-results`), as a library
+// call that a second tool (cudal1-train, the CI recipe) can make too.
+// Stages and the types between them: docs/Architecture.md.
+#ifndef CUDAL1_TUNE_SESSION_H
+#define CUDAL1_TUNE_SESSION_H
+
+#include "cudal1/Rewrite/PlanDriver.h"
+#include "cudal1/Tune/ProgramEvaluator.h"
+#include "cudal1/Tune/Tuner.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace cudal1 {
+
+class TuneDB;
+
+struct SessionOptions {
+  enum Mode { Tune, EmitBundle, ImportResults } mode = Tune;
+  std::string bundleDir;
+  /// Earlier bundles of the same file, evaluated: their results are
+  /// absorbed first (--emit-bundle proposes the next round from them,
+  /// --import-results chooses across all of them).
+  std::vector<std::string> continueFrom;
+  unsigned budget = 32;
+  double timeLimit = 0;
+  unsigned race = 0;   ///< --tune: time only this many per round (0: all)
+  unsigned screen = 1; ///< --tune: runs per variant that rank the race
+  std::string strategy = "heuristic";
+  uint64_t seed = 1;
+  ProgramSetup setup;
+  std::string arch = "sm_90";
+  std::string outputFile = "-";
+  std::string reportFile;     ///< empty: no HTML report (docs/Report.md)
+  std::string reportCeilings; ///< bench/roofline/ceilings output; empty: nominal
+  /// Where the session's own lines go (the summary table, what was written).
+  llvm::raw_ostream *out = &llvm::outs();
+  /// One-line notes and progress; empty: none.
+  std::function<void(const std::string &)> note, progress;
+};
+
+/// How a session ended, for a tool's exit code.
+struct SessionStatus {
+  enum Kind { Ok, UsageError, InputError, NothingToDo } kind = Ok;
+  std::string message; ///< for anything but Ok
+};
+
+/// The setup of the program runs from the command line's words: the build
+/// command with {src} {exe} (empty: nvcc -O3 -arch=ARCH), the run command
+/// with {exe}.
+ProgramSetup programSetup(const RewriteInput &input, const std::string &buildCmd,
+                          const std::string &runCmd, const std::string &arch);
+
+/// Runs a session on `input`. `evaluator` measures in --tune (nullptr: the
+/// program evaluator on this machine's GPU); `db` receives the
+/// measurements and best choices, and gives the exemplars of earlier
+/// sessions to the strategy (nullptr: none).
+SessionStatus runSession(const RewriteInput &input, const SessionOptions &options,
+                         VariantEvaluator *evaluator, TuneDB *db);
+
+/// The table printed at the end of a session.
+std::string formatSessionSummary(const TuneResult &result);
+
+} // namespace cudal1
+
+#endif

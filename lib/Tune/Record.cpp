@@ -1,0 +1,120 @@
+// The recording rule: measurements and best choices of one session.
+#include "cudal1/Tune/Record.h"
+
+#include "llvm/Support/Path.h"
+
+#include <cstdio>
+#include <ctime>
+#include <unistd.h>
+
+namespace cudal1 {
+
+std::string newSessionId() {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "tune-%lld-%d", (long long)std::time(nullptr), int(::getpid()));
+  return buf;
+}
+
+std::vector<Measurement> measurementsOf(const TuneSpace &space, const TuneResult &r,
+                                        const GpuKey &gpu, const std::string &session) {
+  std::vector<Measurement> ms;
+  for (const TuneRecord &rec : r.records) {
+    if (rec.result.outcome == Outcome::Refused)
+      continue;
+    Measurement m;
+    if (rec.candidate.kernel < space.kernels.size()) {
+      m.kernelKey = space.kernels[rec.candidate.kernel].key;
+      m.kernelName = space.kernels[rec.candidate.kernel].name;
+    } else {
+      // The kernels' best plans measured together belong to no one kernel:
+      // the file's entry, as the host code has one (never a best choice).
+      m.kernelKey = "program:" + llvm::sys::path::filename(space.file).str();
+      m.kernelName = "(combination)";
+    }
+    m.plan = rec.candidate.planText();
+    m.gpu = gpu;
+    m.shape = kAnyShape.str();
+    m.outcome = outcomeName(rec.result.outcome);
+    if (rec.result.timed) {
+      m.speedup = rec.result.speedup;
+      m.speedupLo = rec.result.lo;
+      m.speedupHi = rec.result.hi;
+      m.timeMs = rec.result.timeMs;
+      m.baselineMs = rec.result.baselineMs;
+    }
+    m.session = session;
+    m.judge = judgeName(rec.result.judge);
+    m.strategy = rec.candidate.strategy;
+    if (!rec.candidate.strategy.empty())
+      m.proposalProbability = rec.candidate.probability;
+    ms.push_back(m);
+  }
+  return ms;
+}
+
+llvm::Error recordSession(TuneDB &db, const TuneSpace &space, const TuneResult &r,
+                          const std::string &arch, const std::string &session) {
+  GpuKey gpu{r.gpu.empty() ? "unknown" : r.gpu, arch};
+  // The features the strategy saw, so that a trainer can rebuild its input.
+  for (const TuneKernel &k : space.kernels)
+    if (!k.host && !k.features.empty())
+      if (llvm::Error e = db.recordFeatures({k.key, k.name, k.featureVersion, k.features}))
+        return e;
+  std::vector<Measurement> ms = measurementsOf(space, r, gpu, session);
+  llvm::Expected<std::vector<int64_t>> ids = db.recordMeasurements(ms);
+  if (!ids)
+    return ids.takeError();
+  for (const KernelBest &b : r.best) {
+    if (b.tried == 0)
+      continue; // not measured here: an earlier choice stands
+    BestChoice c;
+    c.kernelKey = b.key;
+    c.gpu = gpu;
+    c.shape = kAnyShape.str();
+    if (b.inFinal) {
+      c.plan = printPlan(b.plan);
+      c.speedup = b.speedup;
+      c.speedupLo = b.lo;
+      c.speedupHi = b.hi;
+      for (size_t i = 0; i < ms.size(); ++i)
+        if (ms[i].kernelKey == b.key && ms[i].plan == c.plan)
+          c.measurementId = (*ids)[i];
+    }
+    if (llvm::Error e = db.setBest(c))
+      return e;
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error addExemplars(TuneDB &db, const TuneSpace &space, const GpuKey &gpu, Tuner &tuner) {
+  for (size_t k = 0; k < space.kernels.size(); ++k) {
+    llvm::Expected<std::vector<Measurement>> ms = db.exemplars(space.kernels[k].key, gpu);
+    if (!ms)
+      return ms.takeError();
+    KernelState &st = tuner.state(k);
+    for (const Measurement &m : *ms) {
+      llvm::Expected<Plan> p = parsePlan(m.plan);
+      if (!p) {
+        // A plan text this build cannot read is no exemplar.
+        llvm::consumeError(p.takeError());
+        continue;
+      }
+      Exemplar e;
+      e.steps = planOf(p->steps).steps;
+      if (!parseOutcome(m.outcome, e.outcome))
+        continue;
+      e.timed = m.speedup.has_value();
+      e.speedup = m.speedup.value_or(0);
+      e.lo = m.speedupLo.value_or(0);
+      e.hi = m.speedupHi.value_or(0);
+      e.faster = e.outcome == Outcome::Ok && e.lo > 1.0;
+      e.session = m.session;
+      if (!m.judge.empty())
+        parseJudge(m.judge, e.judge);
+      st.exemplars.push_back(std::move(e));
+    }
+  }
+  return llvm::Error::success();
+}
+
+} // namespace cudal1

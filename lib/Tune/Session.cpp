@@ -1,0 +1,290 @@
+// One tuning session, stage by stage (docs/Architecture.md): the legal
+// space, the exemplars of earlier sessions, rounds of proposals measured by
+// an evaluator (or written to and read from a bundle), the recording rule,
+// the tuned source and the report.
+#include "cudal1/Tune/Session.h"
+#include "cudal1/Eval/Bundle.h"
+#include "cudal1/Eval/Process.h"
+#include "cudal1/Report/TuneReport.h"
+#include "cudal1/Support/AtomicFile.h"
+#include "cudal1/Tune/Record.h"
+#include "cudal1/Tune/SplitPath.h"
+#include "cudal1/TuneDB/TuneDB.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <map>
+#include <optional>
+
+namespace cudal1 {
+
+namespace {
+
+SessionStatus failed(SessionStatus::Kind kind, std::string message) {
+  return {kind, std::move(message)};
+}
+
+/// What the report needs beyond the tuner's result.
+struct ReportContext {
+  std::string date;
+  std::string timeRegex;
+  VariantResult original; ///< its roofline floor
+  std::optional<RooflineCeilings> ceilings;
+};
+
+ReportData makeReport(const RewriteInput &in, const SessionOptions &o, const TuneSpace &space,
+                      const TuneResult &r, const ReportContext &ctx, const std::string &tuned) {
+  ReportData d;
+  d.sourceFile = in.file;
+  d.outputFile = o.outputFile;
+  d.mode = o.mode == SessionOptions::Tune ? "--tune" : "--import-results " + o.bundleDir;
+  d.date = ctx.date;
+  d.programTimes = !ctx.timeRegex.empty();
+  d.timeSource = d.programTimes
+                     ? "the program's own report of its GPU time (time regex '" +
+                           ctx.timeRegex +
+                           "'), median of bucket averages over "
+                           "interleaved rounds"
+                     : "whole-process wall time (no time regex), median of bucket "
+                       "averages over interleaved rounds";
+  addTuneResult(d, space, r);
+  d.originalSource = in.code;
+  d.tunedSource = tuned;
+  const VariantResult &orig = ctx.original;
+  d.floor.known = orig.haveFloor;
+  d.floor.bytes = orig.floorBytes;
+  d.floor.flops = orig.floorFlops;
+  if (!orig.floorDtype.empty())
+    d.floor.dtype = orig.floorDtype;
+  d.ceilings = ctx.ceilings;
+  if (!d.ceilings)
+    d.ceilings = nominalCeilings(r.gpu);
+  if (!d.ceilings)
+    d.ceilingsNote = "no ceilings are known for the GPU '" +
+                     (r.gpu.empty() ? std::string("unknown") : r.gpu) +
+                     "': pass --report-ceilings FILE with the output of "
+                     "bench/roofline/ceilings run on it";
+  return d;
+}
+
+/// The report must not replace the input or the tuned output.
+bool sameFile(const std::string &a, const std::string &b) {
+  if (a == b)
+    return true;
+  bool eq = false;
+  return !llvm::sys::fs::equivalent(a, b, eq) && eq;
+}
+
+/// The end of every judging session: the summary, the database, the tuned
+/// source, the report.
+SessionStatus finish(const RewriteInput &in, const SessionOptions &o, TuneDB *db,
+                     const TuneSpace &space, const TuneResult &r, const ReportContext &ctx) {
+  llvm::raw_ostream &out = *o.out;
+  out << formatSessionSummary(r);
+  if (db) {
+    if (llvm::Error e = recordSession(*db, space, r, o.arch, newSessionId()))
+      return failed(SessionStatus::InputError,
+                    "recording in the tuning database: " + llvm::toString(std::move(e)));
+    out << "recorded in " << db->path() << "\n";
+  }
+  std::string text = in.code;
+  if (!r.finalPlan.steps.empty()) {
+    llvm::Expected<std::string> v = applyPlan(in, r.finalPlan);
+    if (!v)
+      return failed(SessionStatus::InputError,
+                    "the chosen plan no longer applies: " + llvm::toString(v.takeError()));
+    text = std::move(*v);
+  }
+  if (!o.reportFile.empty()) {
+    if (llvm::Error e = writeReport(o.reportFile, makeReport(in, o, space, r, ctx, text)))
+      return failed(SessionStatus::InputError,
+                    "writing the report: " + llvm::toString(std::move(e)));
+    out << "report written to " << o.reportFile << "\n";
+  }
+  if (o.outputFile != "-" || !r.finalPlan.steps.empty())
+    if (llvm::Error e = writeFileAtomically(o.outputFile, text))
+      return failed(SessionStatus::InputError, llvm::toString(std::move(e)));
+  return {};
+}
+
+} // namespace
+
+ProgramSetup programSetup(const RewriteInput &in, const std::string &buildCmd,
+                          const std::string &runCmd, const std::string &arch) {
+  ProgramSetup s;
+  s.originalFile = in.file;
+  if (!buildCmd.empty())
+    s.build = splitWords(buildCmd);
+  else
+    s.build = {"nvcc", "-O3", "-arch=" + arch, "{src}", "-o", "{exe}"};
+  if (!runCmd.empty())
+    s.run = splitWords(runCmd);
+  return s;
+}
+
+std::string formatSessionSummary(const TuneResult &r) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "cudal1 tuning: " << r.rounds << " round(s) on "
+     << (r.gpu.empty() ? "an unknown GPU" : r.gpu) << "\n";
+  os << llvm::format("%-24s %6s %7s  %-28s %s\n", (const char *)"kernel", (const char *)"tried",
+                     (const char *)"correct", (const char *)"speedup [95% interval]",
+                     (const char *)"best plan");
+  for (const KernelBest &b : r.best) {
+    std::string plan = printPlan(b.plan);
+    std::string sp =
+        plan.empty() ? "-"
+                     : llvm::formatv("{0:F3}x [{1:F3}, {2:F3}]", b.speedup, b.lo, b.hi).str();
+    os << llvm::format("%-24s %6u %7u  %-28s %s\n", b.kernel.c_str(), b.tried, b.correct,
+                       sp.c_str(), plan.empty() ? "(original kept)" : plan.c_str());
+  }
+  std::map<std::string, unsigned> outcomes;
+  for (const TuneRecord &rec : r.records)
+    ++outcomes[outcomeName(rec.result.outcome)];
+  os << "variants:";
+  for (const auto &o : outcomes)
+    os << " " << o.first << "=" << o.second;
+  os << "\n";
+  if (r.finalPlan.steps.empty())
+    os << "result: no variant was faster; the original is kept\n";
+  else
+    os << llvm::formatv("result: {0:F3}x [{1:F3}, {2:F3}] (whole program) with '{3}'\n",
+                        r.finalSpeedup, r.finalLo, r.finalHi, printPlan(r.finalPlan));
+  os << "speedups are of the whole program's measured time with the plan applied\n";
+  return text;
+}
+
+SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
+                         VariantEvaluator *evaluator, TuneDB *db) {
+  auto note = [&](const std::string &m) {
+    if (o.note)
+      o.note(m);
+  };
+  // 1. What the report needs, checked before tuning, which takes long.
+  ReportContext ctx;
+  if (!o.reportFile.empty()) {
+    if (o.reportFile == "-" || sameFile(o.reportFile, in.file) ||
+        (o.outputFile != "-" && sameFile(o.reportFile, o.outputFile)))
+      return failed(SessionStatus::UsageError,
+                    "--report " + o.reportFile +
+                        ": needs a file of its own (not standard output, the input or -o)");
+    if (!o.reportCeilings.empty()) {
+      llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buf =
+          llvm::MemoryBuffer::getFile(o.reportCeilings);
+      if (!buf)
+        return failed(SessionStatus::InputError, "cannot read '" + o.reportCeilings +
+                                                     "': " + buf.getError().message());
+      llvm::Expected<RooflineCeilings> c = parseCeilings((*buf)->getBuffer(), o.reportCeilings);
+      if (!c)
+        return failed(SessionStatus::InputError, llvm::toString(c.takeError()));
+      ctx.ceilings = *c;
+    }
+  }
+  std::unique_ptr<SearchStrategy> strategy = makeStrategy(o.strategy, o.seed);
+  if (!strategy)
+    return failed(SessionStatus::UsageError,
+                  "--strategy=" + o.strategy + ": expected 'heuristic' or 'random'");
+
+  // 2. The legal space: per kernel its steps and features.
+  llvm::Expected<TuneSpace> space = collectTuneSpace(in);
+  if (!space)
+    return failed(SessionStatus::InputError, llvm::toString(space.takeError()));
+  if (space->kernels.empty())
+    return failed(SessionStatus::NothingToDo, in.file + ": no CUDA kernels to tune");
+  std::vector<std::string> keys, names;
+  for (const TuneKernel &k : space->kernels) {
+    keys.push_back(k.key);
+    names.push_back(k.name);
+  }
+  TuneOptions to;
+  to.budget = o.budget;
+  to.timeLimit = o.timeLimit;
+  to.progress = o.progress;
+  Tuner tuner(in, *space, *strategy, to);
+
+  // 3. Where measuring happens here, the GPU is known before the first
+  // proposal, and with it the exemplars of earlier sessions on it.
+  std::string gpu;
+  std::unique_ptr<ProgramEvaluator> programEvaluator;
+  if (o.mode == SessionOptions::Tune) {
+    if (!evaluator) {
+      gpu = queryGpuName();
+      if (gpu.empty())
+        return failed(SessionStatus::InputError,
+                      "no GPU on this machine (nvidia-smi found none): variants cannot be "
+                      "measured here. Use --emit-bundle DIR, run cudal1-eval DIR on a GPU "
+                      "machine, then --import-results DIR");
+      ProgramEvalOptions po;
+      po.raceKeep = int(o.race);
+      po.screenRuns = int(std::max(1u, o.screen));
+      programEvaluator = std::make_unique<ProgramEvaluator>(o.setup, po, keys, names);
+      evaluator = programEvaluator.get();
+    } else {
+      gpu = evaluator->gpuName();
+    }
+  }
+  for (size_t k = 0; k < space->kernels.size(); ++k) {
+    tuner.state(k).gpu.name = gpu;
+    tuner.state(k).gpu.arch = o.arch;
+  }
+  if (db && !gpu.empty())
+    if (llvm::Error e = addExemplars(*db, *space, GpuKey{gpu, o.arch}, tuner))
+      return failed(SessionStatus::InputError,
+                    "reading the tuning database: " + llvm::toString(std::move(e)));
+
+  // 4. Earlier rounds of the split path, evaluated.
+  for (const std::string &dir : o.continueFrom) {
+    llvm::Expected<BundleRound> r = absorbBundle(dir, *space, tuner, note);
+    if (!r)
+      return failed(SessionStatus::InputError, llvm::toString(r.takeError()));
+  }
+
+  // 5a. The split path's first half: one round of the whole budget (the
+  // strategy learns only from the rounds given with --continue).
+  if (o.mode == SessionOptions::EmitBundle) {
+    std::vector<Candidate> cands = tuner.proposeRound(o.budget);
+    // With earlier rounds: their kernels' bests together, one more variant
+    // (the import chooses it only if it is verified and surer than the
+    // best single plan, as --tune does).
+    if (std::optional<Candidate> c = tuner.combination())
+      cands.push_back(std::move(*c));
+    if (cands.empty())
+      return failed(SessionStatus::NothingToDo, "no legal plan to try in " + in.file);
+    Status s = writeProgramBundle(o.bundleDir, o.setup, cands, keys, names);
+    if (!s.ok())
+      return failed(SessionStatus::InputError, s.message());
+    *o.out << "wrote " << cands.size() << " variants to " << o.bundleDir
+           << "; evaluate them on a GPU machine with\n  cudal1-eval " << o.bundleDir
+           << "\nthen: cudal1-opt " << in.file << " --import-results " << o.bundleDir
+           << " -o OUT.cu\n";
+    return {};
+  }
+
+  // 5b. The split path's second half: what the GPU machine measured.
+  if (o.mode == SessionOptions::ImportResults) {
+    llvm::Expected<BundleRound> res = absorbBundle(o.bundleDir, *space, tuner, note);
+    if (!res)
+      return failed(SessionStatus::InputError, llvm::toString(res.takeError()));
+    TuneResult r = tuner.summary();
+    r.gpu = res->gpu;
+    ctx.date = res->date;
+    ctx.original = res->original;
+    ctx.timeRegex = res->timeRegex;
+    return finish(in, o, db, *space, r, ctx);
+  }
+
+  // 5c. --tune: rounds measured here.
+  llvm::Expected<TuneResult> r = tuner.run(*evaluator);
+  if (!r)
+    return failed(SessionStatus::InputError, llvm::toString(r.takeError()));
+  ctx.date = utcTimestamp();
+  ctx.timeRegex = o.setup.timeRegex;
+  if (programEvaluator)
+    ctx.original = programEvaluator->lastOriginal();
+  return finish(in, o, db, *space, *r, ctx);
+}
+
+} // namespace cudal1
