@@ -80,7 +80,10 @@ std::string Coarsen::checkParams(TransformContext &ctx, Target t, const PlanStep
 }
 
 llvm::Error Coarsen::apply(TransformContext &ctx, Target t, const PlanStep &step) const {
-  unsigned f = std::stoi(*step.param("factor"));
+  std::optional<unsigned> factor = step.uintParam("factor", 2, 8);
+  if (!factor) // checkParams took it from the space: cannot happen
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "coarsen: bad factor=");
+  unsigned f = *factor;
   // 1. The kernel: grid-stride, once per definition (a no-op when an
   // earlier launch of this step already converted it).
   if (!ctx.analysis(t.kernel).gridStride)

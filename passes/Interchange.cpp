@@ -418,7 +418,10 @@ std::string Interchange::checkParams(TransformContext &ctx, Target t, const Plan
 }
 
 llvm::Error Interchange::apply(TransformContext &ctx, Target t, const PlanStep &step) const {
-  unsigned id = std::stoi(*step.param("loop"));
+  std::optional<unsigned> loop = step.uintParam("loop");
+  if (!loop) // checkParams parsed it: cannot happen
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "interchange: bad loop=");
+  unsigned id = *loop;
   Nest n;
   if (std::string why = findNest(ctx, t.kernel, id, n); !why.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(), why.c_str());

@@ -101,7 +101,7 @@ std::string LaunchConfig::checkParams(TransformContext &ctx, Target t, const Pla
     return "missing parameter block=N or block=XxY[xZ]";
   auto dims = parseDims(*b);
   if (!dims)
-    return "block=" + *b + " is not a shape like 256 or 32x8";
+    return "block=" + *b + " is not a shape like 256 or 32x8 (each dimension 1 to 1024)";
   unsigned threads = 1;
   for (unsigned d : *dims)
     threads *= d;

@@ -533,7 +533,8 @@ llvm::Error TileShared::apply(TransformContext &ctx, Target t, const PlanStep &s
   match(ctx, t.kernel, p);
   unsigned tile = 0;
   squareBlock(ctx, t.kernel, tile);
-  if (unsigned rb = std::stoi(step.param("rb").value_or("1")); rb > 1) {
+  // checkParams took rb from the space {1, 2, 4}.
+  if (unsigned rb = step.uintParam("rb", 1, 4).value_or(1); rb > 1) {
     applyRegisterBlocking(ctx, t, tile, rb);
     return llvm::Error::success();
   }

@@ -70,8 +70,10 @@ std::string Unroll::checkParams(TransformContext &ctx, Target t, const PlanStep 
 }
 
 llvm::Error Unroll::apply(TransformContext &ctx, Target t, const PlanStep &step) const {
-  unsigned loop = std::stoi(*step.param("loop"));
-  const Stmt *s = ctx.unit.loopStmt(t.kernel, loop);
+  std::optional<unsigned> loop = step.uintParam("loop");
+  if (!loop) // checkParams took it from the space: cannot happen
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "unroll: bad loop=");
+  const Stmt *s = ctx.unit.loopStmt(t.kernel, *loop);
   ctx.rewriter.InsertTextBefore(s->getBeginLoc(),
                                 "_Pragma(\"unroll " + *step.param("factor") + "\") ");
   return llvm::Error::success();

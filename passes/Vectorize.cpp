@@ -575,7 +575,8 @@ llvm::Error Vectorize::apply(TransformContext &ctx, Target t, const PlanStep &st
   const gridstride::GuardedKernel &g = s.g;
   TextBuilder tb(ast);
   auto widthParam = step.param("width");
-  unsigned bytes = widthParam ? std::stoi(*widthParam) : 16;
+  // checkParams took the width from the space {8, 16}.
+  unsigned bytes = widthParam ? step.uintParam("width", 8, 16).value_or(16) : 16;
   unsigned lanes = bytes / s.maxSize;
   std::string W = std::to_string(lanes), last = std::to_string(lanes - 1);
   const char *comp[] = {".x", ".y", ".z", ".w"};

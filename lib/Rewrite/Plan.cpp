@@ -18,6 +18,15 @@ std::optional<std::string> PlanStep::param(const std::string &name) const {
   return std::nullopt;
 }
 
+std::optional<unsigned> PlanStep::uintParam(const std::string &name, unsigned lo,
+                                            unsigned hi) const {
+  std::optional<std::string> v = param(name);
+  unsigned n = 0;
+  if (!v || llvm::StringRef(*v).getAsInteger(10, n) || n < lo || n > hi)
+    return std::nullopt;
+  return n;
+}
+
 namespace {
 
 class PlanParser {
@@ -38,12 +47,10 @@ public:
         ++pos;
         if (peek() == '#') {
           ++pos;
-          size_t start = pos;
-          while (pos < text.size() && isdigit((unsigned char)text[pos]))
-            ++pos;
-          if (start == pos)
-            return error("expected a launch id after '@#'");
-          scope = PlanScope{"", std::stoi(text.substr(start, pos - start))};
+          llvm::Expected<int> id = siteId("expected a launch id after '@#'", "launch id");
+          if (!id)
+            return id.takeError();
+          scope = PlanScope{"", *id};
         } else {
           std::string name = ident(/*kebab=*/false);
           if (name.empty())
@@ -53,14 +60,12 @@ public:
             if (name != "loop" && name != "sync" && name != "copy")
               return error("expected 'loop', 'sync' or 'copy' before '#'");
             ++pos;
-            size_t start = pos;
-            while (pos < text.size() && isdigit((unsigned char)text[pos]))
-              ++pos;
-            if (start == pos)
-              return error("expected an id after '@" + name + "#'");
-            int id = std::stoi(text.substr(start, pos - start));
+            llvm::Expected<int> id =
+                siteId("expected an id after '@" + name + "#'", "@" + name + " id");
+            if (!id)
+              return id.takeError();
             scope = PlanScope{};
-            (name == "loop" ? scope.loop : name == "sync" ? scope.sync : scope.copy) = id;
+            (name == "loop" ? scope.loop : name == "sync" ? scope.sync : scope.copy) = *id;
           }
         }
         skip();
@@ -138,6 +143,23 @@ private:
       ++pos;
     return text.substr(start, pos - start);
   }
+  /// The decimal id after '#'. Ids index sites of one file, so anything
+  /// above kMaxPlanId is refused here rather than overflowing an int.
+  llvm::Expected<int> siteId(const std::string &missing, const std::string &what) {
+    size_t start = pos;
+    while (pos < text.size() && isdigit((unsigned char)text[pos]))
+      ++pos;
+    if (start == pos)
+      return error(missing);
+    llvm::StringRef digits = llvm::StringRef(text).slice(start, pos);
+    unsigned long long v = 0;
+    if (digits.getAsInteger(10, v) || v > (unsigned long long)kMaxPlanId) {
+      pos = start;
+      return error(what + " " + digits.str() + " is out of range (0 to " +
+                   std::to_string(kMaxPlanId) + ")");
+    }
+    return int(v);
+  }
   std::string valueToken() {
     size_t start = pos;
     while (pos < text.size() && (isalnum((unsigned char)text[pos]) || text[pos] == '_' ||
@@ -194,7 +216,10 @@ std::optional<std::vector<unsigned>> cudal1::parseDims(const std::string &text) 
   std::vector<unsigned> dims;
   for (llvm::StringRef p : parts) {
     unsigned v;
-    if (p.getAsInteger(10, v) || v == 0)
+    // A block dimension is at most 1024 in CUDA; the bound also keeps the
+    // product of three dimensions inside an unsigned (65536x65536 wrapped
+    // to 0 threads and passed launch-config's 1024-thread check).
+    if (p.getAsInteger(10, v) || v == 0 || v > kMaxDim)
       return std::nullopt;
     dims.push_back(v);
   }

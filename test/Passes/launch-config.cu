@@ -9,7 +9,9 @@
 // RUN: not cudal1-opt %s --plan '@#3: launch-config(block=256)' 2>&1 | FileCheck %s --check-prefix=UNGUARDED
 // RUN: not cudal1-opt %s --plan '@#4: launch-config(block=256)' 2>&1 | FileCheck %s --check-prefix=BLOCKID
 // RUN: not cudal1-opt %s --plan '@#1: launch-config(block=256)' 2>&1 | FileCheck %s --check-prefix=DIMS
-// RUN: not cudal1-opt %s --plan '@#0: launch-config(block=2048)' 2>&1 | FileCheck %s --check-prefix=BIG
+// RUN: not cudal1-opt %s --plan '@#0: launch-config(block=64x32)' 2>&1 | FileCheck %s --check-prefix=BIG
+// RUN: not cudal1-opt %s --plan '@#0: launch-config(block=2048)' 2>&1 | FileCheck %s --check-prefix=BIGDIM
+// RUN: not cudal1-opt %s --plan '@#0: launch-config(block=65536x65536)' 2>&1 | FileCheck %s --check-prefix=BIGDIM
 // RUN: not cudal1-opt %s --plan '@#0: launch-config(block=256, size=2)' 2>&1 | FileCheck %s --check-prefix=PARAM
 // RUN: cudal1-opt %s --plan '@#5: launch-config(block=128)' -o - | grep -v "^ *// [A-Z-]*:" | FileCheck %s --check-prefix=GRIDSTRIDE
 // A block above an earlier step's __launch_bounds__ would fail at launch (the
@@ -82,5 +84,6 @@ void run(float *x, float *y, float *t, int n, int rows, int cols) {
 // UNGUARDED: not legal at launch site #3 {{.*}}: the kernel does not guard its index range, so extra threads would run out of bounds
 // BLOCKID: not legal at launch site #4 {{.*}}: the index y[blockIdx.x] at line {{[0-9]+}} depends on the block shape, not only on the global thread id
 // DIMS: the kernel uses 2 thread dimensions; block=256 has fewer at launch site #1
-// BIG: block=2048 has more than 1024 threads
+// BIG: block=64x32 has more than 1024 threads
+// BIGDIM: is not a shape like 256 or 32x8 (each dimension 1 to 1024)
 // PARAM: unknown parameter 'size'

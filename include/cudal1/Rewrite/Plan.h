@@ -15,6 +15,10 @@
 
 namespace cudal1 {
 
+/// The largest site id a scope may name (@#N, @loop#N, @sync#N, @copy#N);
+/// larger ones are refused by parsePlan (docs/Plans.md, "Integer ranges").
+constexpr int kMaxPlanId = 2147483647;
+
 /// Which part of the translation unit a step applies to.
 struct PlanScope {
   std::string kernel; ///< @name; "" when unscoped or scoped to a launch
@@ -36,6 +40,10 @@ struct PlanStep {
   unsigned column = 0; ///< 1-based position in the plan text (for diagnostics)
 
   std::optional<std::string> param(const std::string &name) const;
+  /// The parameter as a decimal integer in [lo, hi]; nullopt when it is
+  /// absent, not an integer or out of range (never throws).
+  std::optional<unsigned> uintParam(const std::string &name, unsigned lo = 0,
+                                    unsigned hi = ~0u) const;
   bool operator==(const PlanStep &o) const {
     return scope == o.scope && transform == o.transform && params == o.params;
   }
@@ -53,7 +61,10 @@ llvm::Expected<Plan> parsePlan(const std::string &text);
 /// by "; ". parsePlan(printPlan(p)) == p.
 std::string printPlan(const Plan &plan);
 
-/// "32x8" → {32, 8}; nullopt unless 1 to 3 positive integers.
+/// The largest dimension parseDims accepts (CUDA's largest block dimension).
+constexpr unsigned kMaxDim = 1024;
+
+/// "32x8" → {32, 8}; nullopt unless 1 to 3 integers from 1 to kMaxDim.
 std::optional<std::vector<unsigned>> parseDims(const std::string &text);
 
 } // namespace cudal1

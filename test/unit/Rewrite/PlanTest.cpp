@@ -80,6 +80,12 @@ TEST(PlanTest, ParsesDims) {
   EXPECT_FALSE(parseDims("1x2x3x4"));
   EXPECT_FALSE(parseDims("x8"));
   EXPECT_FALSE(parseDims("abc"));
+  // Each dimension at most 1024: 65536x65536 used to wrap to 0 threads.
+  EXPECT_EQ(parseDims("1024x1x1"), std::optional<Dims>(Dims{1024, 1, 1}));
+  EXPECT_FALSE(parseDims("1025"));
+  EXPECT_FALSE(parseDims("65536x65536"));
+  EXPECT_FALSE(parseDims("99999999999"));
+  EXPECT_FALSE(parseDims("-1"));
 }
 
 } // namespace
@@ -109,6 +115,35 @@ TEST(PlanTest, HostScopes) {
   EXPECT_EQ(c.steps[1].scope.copy, -1);
   EXPECT_EQ(printPlan(c), "@copy#2: async-copy; @sync#0: drop-sync");
   EXPECT_NE(parseError("@loop#: graph").find("expected an id after '@loop#'"), std::string::npos);
+}
+
+} // namespace
+
+namespace {
+
+// Issue 19: a database row or a user's plan with a huge integer threw
+// std::out_of_range from std::stoi and aborted the tool (and clang).
+TEST(PlanTest, HugeIdsAreErrorsNotExceptions) {
+  EXPECT_EQ(parseError("@#99999999999: launch-config(block=128)"),
+            "plan:1:3: error: launch id 99999999999 is out of range (0 to 2147483647)");
+  EXPECT_EQ(parseError("@sync#99999999999: drop-sync"),
+            "plan:1:7: error: @sync id 99999999999 is out of range (0 to 2147483647)");
+  EXPECT_EQ(parseError("@loop#2147483648: graph"),
+            "plan:1:7: error: @loop id 2147483648 is out of range (0 to 2147483647)");
+  EXPECT_NE(parseError("@copy#" + std::string(400, '9') + ": async-copy").find("out of range"),
+            std::string::npos);
+  // The largest id still parses; leading zeros are the same number.
+  EXPECT_EQ(parseOk("@#2147483647: streams").steps[0].scope.launch, kMaxPlanId);
+  EXPECT_EQ(parseOk("@sync#007: drop-sync").steps[0].scope.sync, 7);
+  // Parameters stay tokens: the pass decides (unroll refuses loop=99999999999).
+  Plan p = parseOk("@sum: unroll(loop=99999999999, factor=4)");
+  EXPECT_EQ(p.steps[0].param("loop"), std::optional<std::string>("99999999999"));
+  EXPECT_FALSE(p.steps[0].uintParam("loop"));
+  EXPECT_EQ(p.steps[0].uintParam("factor", 1, 64), std::optional<unsigned>(4));
+  EXPECT_FALSE(p.steps[0].uintParam("factor", 8, 64));
+  EXPECT_FALSE(p.steps[0].uintParam("missing"));
+  EXPECT_FALSE(parseOk("k(a=-1)").steps[0].uintParam("a"));
+  EXPECT_FALSE(parseOk("k(a=1.5)").steps[0].uintParam("a"));
 }
 
 } // namespace
