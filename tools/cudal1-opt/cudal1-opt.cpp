@@ -10,11 +10,12 @@
 #include "cudal1/Support/AtomicFile.h"
 #include "cudal1/Support/CommandLine.h"
 #include "cudal1/TuneDB/TuneDB.h"
-#include "TuneMode.h"
+#include "cudal1/Tune/Session.h"
 
 #include "clang/Tooling/CompilationDatabase.h"
 
 #include <optional>
+#include <unistd.h>
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/FileSystem.h"
@@ -186,6 +187,55 @@ int runPlanFile(const std::vector<std::string> &args) {
     return InputError;
   }
   return refused ? PlanRefused : Ok;
+}
+/// --tune, --emit-bundle and --import-results: one tuning session.
+int runTuning(const cudal1::RewriteInput &in) {
+  cudal1::SessionOptions so;
+  so.mode = tune ? cudal1::SessionOptions::Tune
+          : emitBundle.getNumOccurrences() ? cudal1::SessionOptions::EmitBundle
+                                           : cudal1::SessionOptions::ImportResults;
+  so.bundleDir = emitBundle.getNumOccurrences() ? emitBundle : importResults;
+  so.continueFrom.assign(continueFrom.begin(), continueFrom.end());
+  so.budget = budget;
+  so.timeLimit = timeLimit;
+  so.race = race;
+  so.screen = screen;
+  so.strategy = strategyName;
+  so.seed = seed;
+  so.setup = cudal1::programSetup(in, buildCmd, runCmd, so.arch);
+  so.setup.timeRegex = timeRegex;
+  so.setup.ignoreRegex = ignoreRegex;
+  so.setup.rel = relTol;
+  so.outputFile = outputFile;
+  so.reportFile = reportFile;
+  so.reportCeilings = reportCeilings;
+  so.note = [](const std::string &m) { WithColor::note(errs(), "cudal1-opt") << m << "\n"; };
+  bool terminal = ::isatty(2);
+  if (terminal)
+    so.progress = [](const std::string &m) {
+      errs() << "\r\033[K[cudal1-opt] " << m;
+      errs().flush();
+    };
+  // The split path's first half records nothing.
+  std::optional<cudal1::TuneDB> db;
+  if (so.mode != cudal1::SessionOptions::EmitBundle) {
+    std::string path = dbPath.getNumOccurrences() ? dbPath.getValue() : cudal1::defaultTuneDBPath();
+    Expected<cudal1::TuneDB> opened = cudal1::TuneDB::open(path);
+    if (!opened) {
+      WithColor::error(errs(), "cudal1-opt") << toString(opened.takeError()) << "\n";
+      return InputError;
+    }
+    db = std::move(*opened);
+  }
+  cudal1::SessionStatus st = cudal1::runSession(in, so, nullptr, db ? &*db : nullptr);
+  if (terminal)
+    errs() << "\r\033[K";
+  if (st.kind == cudal1::SessionStatus::Ok)
+    return Ok;
+  WithColor::error(errs(), "cudal1-opt") << st.message << "\n";
+  return st.kind == cudal1::SessionStatus::UsageError    ? UsageError
+         : st.kind == cudal1::SessionStatus::NothingToDo ? NothingToDo
+                                                         : InputError;
 }
 } // namespace
 
@@ -375,31 +425,8 @@ int main(int argc, char **argv) {
       return InputError;
     }
     cudal1::RewriteInput in{inputFile, (*buf)->getBuffer().str(), args};
-    if (tuning) {
-      cudal1::TuneModeOptions to;
-      to.mode = tune ? cudal1::TuneModeOptions::Tune
-                : emitBundle.getNumOccurrences() ? cudal1::TuneModeOptions::EmitBundle
-                                                 : cudal1::TuneModeOptions::ImportResults;
-      to.bundleDir = emitBundle.getNumOccurrences() ? emitBundle : importResults;
-      to.continueFrom.assign(continueFrom.begin(), continueFrom.end());
-      to.budget = budget;
-      to.timeLimit = timeLimit;
-      to.race = race;
-      to.screen = screen;
-      to.strategy = strategyName;
-      to.seed = seed;
-      if (to.mode != cudal1::TuneModeOptions::EmitBundle)
-        to.dbPath = dbPath.getNumOccurrences() ? dbPath.getValue() : cudal1::defaultTuneDBPath();
-      to.buildCmd = buildCmd;
-      to.runCmd = runCmd;
-      to.timeRegex = timeRegex;
-      to.ignoreRegex = ignoreRegex;
-      to.relTol = relTol;
-      to.outputFile = outputFile;
-      to.reportFile = reportFile;
-      to.reportCeilings = reportCeilings;
-      return cudal1::runTuneMode(in, to);
-    }
+    if (tuning)
+      return runTuning(in);
     if (applyBest) {
       cudal1::ApplyOptions ao;
       ao.dbPath = dbPath.getNumOccurrences() ? dbPath.getValue() : cudal1::defaultTuneDBPath();
