@@ -3,11 +3,13 @@
 // reached through cudaGetDriverEntryPointByVersion, so nothing extra links.
 #include "cudal1/Capture/Capture.h"
 #include "cudal1/Capture/CaptureFile.h"
+#include "cudal1/Eval/Numbers.h"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
 
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -57,10 +59,9 @@ unsigned long long envNumber(const char *name, unsigned long long fallback) {
   const char *v = std::getenv(name);
   if (!v || !*v)
     return fallback;
-  char *end = nullptr;
-  unsigned long long n = std::strtoull(v, &end, 10);
-  if (*end != '\0') {
-    std::fprintf(stderr, "cudal1-capture: ignoring %s=%s (not a number)\n",
+  unsigned long long n = 0; // strtoull took "-1" as 2^64-1 and overflow silently
+  if (!parseInteger<unsigned long long>(v, 0, ULLONG_MAX, n)) {
+    std::fprintf(stderr, "cudal1-capture: ignoring %s=%s (not an unsigned integer)\n",
                  name, v);
     return fallback;
   }

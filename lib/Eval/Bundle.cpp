@@ -2,8 +2,9 @@
 // JSON library on the GPU machine.
 #include "cudal1/Eval/Bundle.h"
 #include "cudal1/Capture/CaptureFile.h"
+#include "cudal1/Eval/Numbers.h"
 
-#include <cstdlib>
+#include <cstdint>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -84,15 +85,10 @@ std::string quoteIfNeeded(const std::string &w) {
 
 namespace {
 
+// strtoul accepted "-1" (as 2^64-1, then refused only by the range check)
+// and " 7"; from_chars takes digits only.
 bool parseUnsigned(const std::string &s, uint32_t &out) {
-  if (s.empty())
-    return false;
-  char *end = nullptr;
-  unsigned long v = std::strtoul(s.c_str(), &end, 10);
-  if (*end != 0 || v > 0xffffffffUL)
-    return false;
-  out = uint32_t(v);
-  return true;
+  return parseInteger<uint32_t>(s, 0, UINT32_MAX, out);
 }
 
 bool parseDim3(const std::string &s, uint32_t out[3]) {
@@ -189,9 +185,7 @@ std::string formatVariant(const VariantSpec &v, bool withId) {
 }
 
 bool parseDouble(const std::string &s, double &out) {
-  char *end = nullptr;
-  out = std::strtod(s.c_str(), &end);
-  return !s.empty() && *end == 0;
+  return parseFinite(s, -1e300, 1e300, out); // not "inf" or "nan"
 }
 
 } // namespace
@@ -254,7 +248,7 @@ Expected<Bundle> parseManifest(const std::string &text, const std::string &dir,
         b.captures.push_back(w[1]);
       } else {
         uint32_t n;
-        if (!parseUnsigned(w[1], n) || n == 0)
+        if (!parseUnsigned(w[1], n) || n == 0 || n > uint32_t(INT32_MAX))
           return makeError(where, ": reduction-length must be a positive "
                                   "integer");
         b.tolerance.reductionLength = int(n);

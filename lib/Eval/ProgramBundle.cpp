@@ -2,10 +2,11 @@
 #include "cudal1/Eval/ProgramBundle.h"
 #include "cudal1/Capture/CaptureFile.h"
 #include "cudal1/Eval/Bundle.h"
+#include "cudal1/Eval/Numbers.h"
 #include "cudal1/Eval/Verify.h"
 
 #include <cctype>
-#include <cstdlib>
+#include <cstdio>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -17,9 +18,7 @@ namespace {
 const char *const kHeader = "cudal1-program-bundle";
 
 bool parseNumber(const std::string &s, double &out) {
-  char *end = nullptr;
-  out = std::strtod(s.c_str(), &end);
-  return !s.empty() && *end == 0 && out >= 0;
+  return parseFinite(s, 0, 1e300, out); // "inf" and "nan" are not tolerances
 }
 
 Status checkRegex(const std::string &re, const std::string &where) {
@@ -47,6 +46,10 @@ Status parseProgramVariant(const std::vector<std::string> &w, size_t first,
   for (; i < w.size(); ++i) {
     if (w[i] == "fast-math") {
       v.fastMath = true;
+    } else if (w[i].rfind("hash=", 0) == 0) {
+      if (!isVariantHash(w[i].substr(5)))
+        return makeError(where, ": bad '", w[i], "' (want hash= and 32 hex digits)");
+      v.hash = w[i].substr(5);
     } else if (w[i].rfind("link=", 0) == 0 && w[i].size() > 5 &&
                std::isalnum(static_cast<unsigned char>(w[i][5])) && // no options
                w[i].find_first_not_of("abcdefghijklmnopqrstuvwxyz"
@@ -56,12 +59,38 @@ Status parseProgramVariant(const std::vector<std::string> &w, size_t first,
     } else {
       return makeError(where, ": unexpected '", w[i],
                        "' (a variant line is: variant ID FILE [fast-math] "
-                       "[link=LIB]...)");
+                       "[link=LIB]... [hash=H])");
     }
   }
   return Status::success();
 }
 } // namespace
+
+namespace {
+std::string hex16(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", (unsigned long long)v);
+  return buf;
+}
+std::string hashOf(const std::string &s) {
+  return hex16(fnv1a64(reinterpret_cast<const uint8_t *>(s.data()), s.size()));
+}
+} // namespace
+
+std::string variantHash(const std::string &planText, const std::string &source) {
+  return hashOf(planText) + hashOf(source);
+}
+
+bool isVariantHash(const std::string &hash) {
+  return hash.size() == 32 &&
+         hash.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+std::string measuredHash(const std::string &manifestHash, const std::string &source) {
+  if (!isVariantHash(manifestHash))
+    return "";
+  return manifestHash.substr(0, 16) + hashOf(source);
+}
 
 bool isProgramManifest(const std::string &text) {
   size_t i = text.find_first_not_of(" \t\r\n");
@@ -185,6 +214,8 @@ std::string formatProgramManifest(const ProgramBundle &b) {
     std::string s;
     for (const std::string &l : v.links)
       s += " link=" + l;
+    if (!v.hash.empty())
+      s += " hash=" + v.hash;
     return s;
   };
   os << "original " << quoteIfNeeded(b.original.source)

@@ -1,5 +1,6 @@
 // Program-level evaluation: build, verify by output, time in rounds.
 #include "cudal1/Eval/ProgramEval.h"
+#include "cudal1/Capture/CaptureFile.h"
 #include "cudal1/Eval/Process.h"
 #include "cudal1/Eval/Stats.h"
 #include "cudal1/Eval/Verify.h"
@@ -9,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <ctime>
 #include <map>
 #include <mutex>
@@ -281,11 +283,15 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
       return dir.error();
     work = *dir;
   } else {
-    runProcess({"mkdir", "-p", work}, 30);
+    std::error_code ec;
+    std::filesystem::create_directories(work, ec); // no exceptions
+    if (ec)
+      return makeError("cannot create ", work, ": ", ec.message());
   }
   auto cleanup = [&] {
+    std::error_code ec;
     if (!opts.keepWork && opts.workDir.empty())
-      runProcess({"rm", "-rf", work}, 60);
+      std::filesystem::remove_all(work, ec); // best effort: a temporary directory
   };
 
   // 1. Build everything in parallel.
@@ -301,6 +307,9 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
       VariantResult &v = res.results[i];
       v.id = all[i].id;
       v.compiler = "program";
+      // Bind the result to the bytes built here (and the manifest's plan).
+      if (Expected<std::vector<uint8_t>> src = readWholeFile(b.path(all[i].source)); src.ok())
+        v.hash = measuredHash(all[i].hash, std::string(src->begin(), src->end()));
       exes[i] = work + "/" + all[i].id + ".exe";
       std::vector<std::string> cmd =
           expand(b.build, b.path(all[i].source), exes[i], b.dir);

@@ -2,9 +2,10 @@
 // "detail" and "mismatch" lines. Line-based so that shell tools can read it.
 #include "cudal1/Eval/Results.h"
 #include "cudal1/Capture/CaptureFile.h"
+#include "cudal1/Eval/Numbers.h"
 #include "cudal1/Eval/Verify.h"
 
-#include <cstdlib>
+#include <climits>
 #include <map>
 #include <sstream>
 
@@ -50,7 +51,10 @@ std::string formatResults(const EvalResults &r) {
   os << "date " << oneLine(r.date) << "\n";
   os << "wall-s " << formatDouble(r.wallSeconds) << "\n";
   for (const VariantResult &v : r.results) {
-    os << "result " << v.id << " outcome=" << outcomeName(v.outcome)
+    os << "result " << v.id << " outcome=" << outcomeName(v.outcome);
+    if (!v.hash.empty())
+      os << " hash=" << v.hash;
+    os
        << " compiler=" << (v.compiler.empty() ? "-" : v.compiler)
        << " compile-s=" << formatDouble(v.compileSeconds)
        << " verify=" << (v.verifyMode.empty() ? "-" : v.verifyMode)
@@ -112,9 +116,10 @@ Expected<EvalResults> parseResults(const std::string &text,
       r.gpu = rest;
     else if (head == "date")
       r.date = rest;
-    else if (head == "wall-s")
-      r.wallSeconds = std::atof(rest.c_str());
-    else if (head == "result") {
+    else if (head == "wall-s") {
+      if (!parseFinite(rest, 0, 1e12, r.wallSeconds))
+        return makeError(where, ": wall-s '", rest, "' is not a time in seconds");
+    } else if (head == "result") {
       std::istringstream ws(rest);
       VariantResult v;
       ws >> v.id;
@@ -128,26 +133,34 @@ Expected<EvalResults> parseResults(const std::string &text,
           return makeError(where, ": expected key=value, got '", kv, "'");
         std::string k = kv.substr(0, eq), val = kv.substr(eq + 1);
         auto yes = [&] { return val == "yes"; };
+        // Times, ratios and counts: finite and not negative; a value that
+        // does not parse is an error (atof read it as 0).
+        auto number = [&](double &out) {
+          return parseFinite(val, 0, 1e300, out);
+        };
+        bool bad = false;
         if (k == "outcome") {
           if (!parseOutcome(val, v.outcome))
             return makeError(where, ": unknown outcome '", val, "'");
           sawOutcome = true;
         } else if (k == "compiler")
           v.compiler = val == "-" ? "" : val;
+        else if (k == "hash")
+          v.hash = val;
         else if (k == "compile-s")
-          v.compileSeconds = std::atof(val.c_str());
+          bad = !number(v.compileSeconds);
         else if (k == "verify")
           v.verifyMode = val == "-" ? "" : val;
         else if (k == "timed")
           v.timed = yes();
         else if (k == "time-ms")
-          v.timeMs = std::atof(val.c_str());
+          bad = !number(v.timeMs);
         else if (k == "speedup")
-          v.speedup = std::atof(val.c_str());
+          bad = !number(v.speedup);
         else if (k == "lo")
-          v.lo = std::atof(val.c_str());
+          bad = !number(v.lo);
         else if (k == "hi")
-          v.hi = std::atof(val.c_str());
+          bad = !number(v.hi);
         else if (k == "faster")
           v.faster = yes();
         else if (k == "suspicious")
@@ -155,21 +168,25 @@ Expected<EvalResults> parseResults(const std::string &text,
         else if (k == "side-work")
           v.sideWork = yes();
         else if (k == "rounds")
-          v.rounds = std::atoi(val.c_str());
+          bad = !parseInteger(val, 0, INT_MAX, v.rounds);
         else if (k == "samples-ms") {
           v.samplesMs.clear();
           std::istringstream ns(val);
           std::string num;
-          while (std::getline(ns, num, ','))
-            v.samplesMs.push_back(std::atof(num.c_str()));
+          double d = 0;
+          while (!bad && std::getline(ns, num, ','))
+            if (!(bad = !parseFinite(num, 0, 1e300, d)))
+              v.samplesMs.push_back(d);
         } else if (k == "floor-bytes") {
           v.haveFloor = true;
-          v.floorBytes = std::atof(val.c_str());
+          bad = !number(v.floorBytes);
         } else if (k == "floor-flops")
-          v.floorFlops = std::atof(val.c_str());
+          bad = !number(v.floorFlops);
         else if (k == "floor-dtype")
           v.floorDtype = val == "-" ? "" : val;
         // Unknown keys are skipped: newer writers may add some.
+        if (bad)
+          return makeError(where, ": ", k, "='", val, "' is not a number >= 0");
       }
       if (!sawOutcome)
         return makeError(where, ": result for '", v.id, "' has no outcome");

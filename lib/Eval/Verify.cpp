@@ -1,6 +1,7 @@
 // The tolerance rule: variants are judged against a double-precision run of
 // the original, relative to the original's own error.
 #include "cudal1/Eval/Verify.h"
+#include "cudal1/Eval/Numbers.h"
 
 #include <algorithm>
 #include <cmath>
@@ -79,9 +80,8 @@ Expected<ArgType> parseArgType(const std::string &text) {
     s.pop_back();
   }
   if (!t.pointer && s.size() > 1 && s[0] == 'b') {
-    char *end = nullptr;
-    unsigned long n = std::strtoul(s.c_str() + 1, &end, 10);
-    if (*end != 0 || n == 0 || n > 4096)
+    unsigned n = 0;
+    if (!parseInteger(s.substr(1), 1u, 4096u, n))
       return makeError("argument type '", text, "': bad opaque size");
     t.elem = ElemType::Bytes;
     t.scalarBytes = n;

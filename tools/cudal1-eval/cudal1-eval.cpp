@@ -4,7 +4,9 @@
 #include "cudal1/Eval/Evaluator.h"
 #include "cudal1/Eval/ProgramEval.h"
 #include "cudal1/Capture/CaptureFile.h"
+#include "cudal1/Eval/Numbers.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <algorithm>
@@ -39,10 +41,9 @@ const char *kUsage =
     "  --screen N       with --race: rank by the median of N runs per variant\n"
     "                   (default 1: the verification run)\n";
 
+// Flag values: finite numbers only, so that the int casts below are defined.
 bool number(const char *s, double &out) {
-  char *end = nullptr;
-  out = std::strtod(s, &end);
-  return *s && *end == 0;
+  return parseFinite(s, 0, 1e9, out);
 }
 
 int usageError(const std::string &msg) {
@@ -69,8 +70,8 @@ int main(int argc, char **argv) {
     auto num = [&](const char *flag) {
       double d;
       const char *v = value(flag);
-      if (!number(v, d) || d < 0) {
-        usageError(std::string(flag) + ": '" + v + "' is not a number");
+      if (!number(v, d)) {
+        usageError(std::string(flag) + ": '" + v + "' is not a number from 0 to 1e9");
         std::exit(1);
       }
       return d;
@@ -102,8 +103,13 @@ int main(int argc, char **argv) {
       opts.verifyParallel = std::max(1, int(num("--verify-jobs")));
     else if (a == "--timeout")
       opts.verifyTimeout = num("--timeout");
-    else if (a == "--seed")
-      opts.seed = worker.seed = uint64_t(num("--seed"));
+    else if (a == "--seed") {
+      const char *v = value("--seed");
+      uint64_t seed = 0;
+      if (!parseInteger<uint64_t>(v, 0, UINT64_MAX, seed))
+        return usageError(std::string("--seed: '") + v + "' is not an unsigned integer");
+      opts.seed = worker.seed = seed;
+    }
     else if (a == "--keep-work")
       opts.workDir = value("--keep-work"), opts.keepWork = true;
     else if (a == "-o" || a == "--output")

@@ -23,6 +23,9 @@ struct ProgramVariant {
   /// Libraries its build links in addition (`-l<name>` appended to the
   /// build command), e.g. cublas for the library pass.
   std::vector<std::string> links;
+  /// variantHash(plan text, source) as the bundle's writer computed it
+  /// (`hash=` in the manifest); empty in bundles written before issue 19.
+  std::string hash;
 };
 
 struct ProgramBundle {
@@ -47,6 +50,17 @@ struct ProgramBundle {
     return dir + "/" + relative;
   }
 };
+
+/// What binds a result to what it measured: 32 lowercase hex digits, the
+/// FNV-1a 64 of the exact plan text ("" for the original), then that of the
+/// variant's source bytes. A guard against stale or mixed-up results, not
+/// against someone who can write the bundle (FNV is not a cryptographic hash).
+std::string variantHash(const std::string &planText, const std::string &source);
+/// True when `hash` is 32 lowercase hex digits.
+bool isVariantHash(const std::string &hash);
+/// The hash a result carries: the plan half of the manifest's `hash` and the
+/// source half of the bytes that were built; "" when the manifest has none.
+std::string measuredHash(const std::string &manifestHash, const std::string &source);
 
 /// True when manifest text starts with the program-bundle header.
 bool isProgramManifest(const std::string &text);

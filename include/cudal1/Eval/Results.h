@@ -16,6 +16,10 @@ constexpr int kResultsVersion = 1;
 struct VariantResult {
   std::string id;
   Outcome outcome = Outcome::NotRun;
+  /// What was measured: the manifest's plan hash and the hash of the
+  /// source built (program bundles, variantHash in ProgramBundle.h); empty
+  /// in results written before issue 19 or for bundles without hashes.
+  std::string hash;
   std::string compiler;      ///< nvrtc or nvcc
   double compileSeconds = 0;
   std::string verifyMode;    ///< double-reference or fallback (...)

@@ -88,6 +88,22 @@ TEST(Bundle, RejectsBadManifests) {
             std::string::npos);
 }
 
+// Issue 19: every number is read whole and range-checked, never thrown on.
+TEST(Bundle, HugeAndMalformedNumbersAreErrors) {
+  std::string base = "cudal1-bundle 1\nkernel-key k\nargs i32\ncapture c\n"
+                     "original o.cu\n";
+  for (const char *bad : {"variant a a.cu grid=99999999999", "variant a a.cu block=-1",
+                          "variant a a.cu block= 32", "variant a a.cu shmem=4294967296",
+                          "variant a a.cu grid=1,2,3,4", "variant a a.cu grid=0x10",
+                          "reduction-length 99999999999", "reduction-length -3",
+                          "reduction-length 4294967295",
+                          "tolerance k=inf", "tolerance rel32=nan", "tolerance k=1e999",
+                          "args b99999999999", "args b-1", "args b0", "args b4097"})
+    EXPECT_NE(errorOf(base + bad + "\n"), "") << bad;
+  EXPECT_EQ(errorOf(base + "variant a a.cu grid=4294967295 shmem=4294967295 block=1024\n"), "");
+  EXPECT_EQ(errorOf(base + "reduction-length 2147483647\nargs b4096\n"), "");
+}
+
 TEST(Bundle, ReadBundleChecksFiles) {
   char dir[] = "/tmp/cudal1-bundle-test.XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);

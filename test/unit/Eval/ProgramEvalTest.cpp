@@ -110,6 +110,48 @@ TEST(ProgramBundle, ManifestRoundTripAndErrors) {
   EXPECT_NE(error(head + "build cc {src} -o {exe}\n").find("no 'original'"), std::string::npos);
 }
 
+// Issue 19: results are bound to the plan and source they measured.
+TEST(ProgramBundle, VariantHashes) {
+  std::string h = variantHash("@sum: warp-reduce", "int main() {}\n");
+  EXPECT_TRUE(isVariantHash(h));
+  EXPECT_EQ(h.size(), 32u);
+  EXPECT_NE(h, variantHash("@sum: grid-stride", "int main() {}\n"));
+  EXPECT_NE(h, variantHash("@sum: warp-reduce", "int main() { }\n"));
+  EXPECT_EQ(h.substr(0, 16), variantHash("@sum: warp-reduce", "").substr(0, 16));
+  // What cudal1-eval records: the manifest's plan half, the built source's half.
+  EXPECT_EQ(measuredHash(h, "int main() {}\n"), h);
+  EXPECT_EQ(measuredHash(h, "other"), variantHash("@sum: warp-reduce", "other"));
+  EXPECT_EQ(measuredHash("", "x"), "");
+  EXPECT_FALSE(isVariantHash("0123"));
+  EXPECT_FALSE(isVariantHash("0123456789ABCDEF0123456789abcdef"));
+
+  ProgramBundle b = scriptBundle("/tmp/x");
+  b.original.hash = variantHash("", "o");
+  b.variants.push_back({"v1", "v1.sh", false, {}, h});
+  std::string text = formatProgramManifest(b);
+  EXPECT_NE(text.find("variant v1 v1.sh hash=" + h + "\n"), std::string::npos);
+  Expected<ProgramBundle> p = parseProgramManifest(text, "/tmp/x", "m");
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  EXPECT_EQ(p->variants[0].hash, h);
+  EXPECT_EQ(p->original.hash, b.original.hash);
+  EXPECT_EQ(formatProgramManifest(*p), text);
+  Expected<ProgramBundle> bad = parseProgramManifest(
+      "cudal1-program-bundle 1\nbuild cc {src} -o {exe}\nrun {exe}\noriginal a.cu hash=xyz\n",
+      "/tmp", "m");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("m:4: bad 'hash=xyz'"), std::string::npos);
+}
+
+TEST(ProgramBundle, BadTolerancesAreErrors) {
+  const std::string head =
+      "cudal1-program-bundle 1\nbuild cc {src} -o {exe}\nrun {exe}\noriginal a.cu\n";
+  for (const char *t : {"rel=inf", "rel=nan", "abs=-1", "rel=1e999", "rel=", "rel=0x10"}) {
+    Expected<ProgramBundle> r = parseProgramManifest(head + "tolerance " + t + "\n", "/tmp", "m");
+    EXPECT_FALSE(r.ok()) << t;
+  }
+  EXPECT_TRUE(parseProgramManifest(head + "tolerance rel=1e-3 abs=0\n", "/tmp", "m").ok());
+}
+
 TEST(ProgramEval, VerdictsAndRanking) {
   std::string dir = makeTempDir();
   // The original prints a checksum and a note that changes every run.

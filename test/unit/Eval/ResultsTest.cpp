@@ -94,3 +94,37 @@ TEST(Results, SamplesAndFloorAreOptional) {
   EXPECT_EQ(q->results[0].floorDtype, "i32");
   EXPECT_EQ(formatResults(*q), text);
 }
+
+// Issue 19: numbers are read whole and checked; atof read "abc" as 0 and
+// atoi overflowed on "rounds=99999999999".
+TEST(Results, BadNumbersAreErrors) {
+  const std::string head = "cudal1-results 1\n";
+  auto error = [&](const std::string &line) {
+    Expected<EvalResults> r = parseResults(head + line + "\n", "r.txt");
+    return r.ok() ? std::string("(parsed)") : r.error().message();
+  };
+  EXPECT_EQ(error("result v1 outcome=ok rounds=99999999999"),
+            "r.txt:2: rounds='99999999999' is not a number >= 0");
+  EXPECT_EQ(error("result v1 outcome=ok time-ms=abc"),
+            "r.txt:2: time-ms='abc' is not a number >= 0");
+  EXPECT_EQ(error("result v1 outcome=ok speedup=inf"),
+            "r.txt:2: speedup='inf' is not a number >= 0");
+  EXPECT_EQ(error("result v1 outcome=ok lo=nan"), "r.txt:2: lo='nan' is not a number >= 0");
+  EXPECT_EQ(error("result v1 outcome=ok hi=-1"), "r.txt:2: hi='-1' is not a number >= 0");
+  EXPECT_EQ(error("result v1 outcome=ok time-ms=1e999"),
+            "r.txt:2: time-ms='1e999' is not a number >= 0");
+  EXPECT_EQ(error("result v1 outcome=ok samples-ms=1,x,2"),
+            "r.txt:2: samples-ms='1,x,2' is not a number >= 0");
+  EXPECT_EQ(error("wall-s 12s"), "r.txt:2: wall-s '12s' is not a time in seconds");
+  EXPECT_EQ(error("result v1 outcome=ok rounds=2147483647 time-ms=0.5 samples-ms=0.5,1e-3"),
+            "(parsed)");
+}
+
+TEST(Results, HashRoundTrips) {
+  const char *text = "cudal1-results 1\nbundle \ngpu \ndate \nwall-s 0\nresult v1 outcome=ok hash=0123456789abcdef0123456789abcdef"
+                     " compiler=program compile-s=0 verify=- timed=no\n";
+  Expected<EvalResults> p = parseResults(text, "r.txt");
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  EXPECT_EQ(p->results[0].hash, "0123456789abcdef0123456789abcdef");
+  EXPECT_EQ(formatResults(*p), text);
+}
