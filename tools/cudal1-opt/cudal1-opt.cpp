@@ -7,6 +7,7 @@
 #include "cudal1/Frontend/Frontend.h"
 #include "cudal1/Rewrite/Instrument.h"
 #include "cudal1/Rewrite/PlanDriver.h"
+#include "cudal1/Rewrite/Reference.h"
 #include "cudal1/Support/AtomicFile.h"
 #include "cudal1/Support/CommandLine.h"
 #include "cudal1/TuneDB/TuneDB.h"
@@ -44,6 +45,10 @@ cl::opt<std::string> planText("plan", cl::desc("Apply a plan, e.g. '@k: unroll(l
 cl::opt<bool> instrument("instrument",
                           cl::desc("Wrap every launch in the capture runtime (for captures)"),
                           cl::cat(category));
+cl::opt<std::string> referenceKernel("reference",
+                                     cl::desc("Write the double-precision reference of a kernel "
+                                              "(docs/Reference.md)"),
+                                     cl::value_desc("kernel"), cl::cat(category));
 cl::opt<bool> applyBest("apply",
                          cl::desc("Apply the tuning database's best plans (what the plugin "
                                   "compiles in apply mode)"),
@@ -265,6 +270,7 @@ int main(int argc, char **argv) {
                                    "  cudal1-opt FILE.cu --tune [--budget N] [--strategy S] [--db PATH] -o OUT.cu\n"
                                    "  cudal1-opt FILE.cu --emit-bundle DIR [--budget N]   (then cudal1-eval DIR)\n"
                                    "  cudal1-opt FILE.cu --import-results DIR [--db PATH] -o OUT.cu\n"
+                                   "  cudal1-opt FILE.cu --reference KERNEL -o REF.cu\n"
                                    "  cudal1-opt FILE.cu --apply [--db PATH] [--gpu-arch sm_NN] -o OUT.cu\n"
                                    "  cudal1-opt FILE.cu --analyze -p BUILD-DIR\n"
                                    "  cudal1-opt --db-stats [--db PATH]\n",
@@ -343,6 +349,7 @@ int main(int argc, char **argv) {
   }
   if (modes > 1) {
     WithColor::error(errs(), "cudal1-opt")
+  modes += referenceKernel.getNumOccurrences() > 0;
         << "--analyze, --list-transforms, --plan, --instrument, --tune, --emit-bundle, "
            "--import-results and --apply are exclusive\n";
     return UsageError;
@@ -427,7 +434,20 @@ int main(int argc, char **argv) {
     cudal1::RewriteInput in{inputFile, (*buf)->getBuffer().str(), args};
     if (tuning)
       return runTuning(in);
-    if (applyBest) {
+    if (referenceKernel.getNumOccurrences()) {
+      Expected<cudal1::ReferenceKernel> r = cudal1::deriveReference(in, referenceKernel);
+      if (!r) { // exit 4 when the kernel cannot be promoted, 1 when it is not there
+        bool refused = false;
+        handleAllErrors(r.takeError(), [&](const ErrorInfoBase &e) {
+          WithColor::error(errs(), "cudal1-opt") << e.message() << "\n";
+          refused = e.convertToErrorCode() == std::errc::operation_not_supported;
+        });
+        return refused ? PlanRefused : InputError;
+      }
+      for (const std::string &n : r->notes)
+        WithColor::note(errs(), "cudal1-opt") << n << "\n";
+      out = std::move(r->source);
+    } else if (applyBest) {
       cudal1::ApplyOptions ao;
       ao.dbPath = dbPath.getNumOccurrences() ? dbPath.getValue() : cudal1::defaultTuneDBPath();
       ao.gpuArch = gpuArch;
