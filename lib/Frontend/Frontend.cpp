@@ -119,6 +119,23 @@ public:
     return true;
   }
 
+  /// The host code as the host-code key hashes it: the normalized tokens
+  /// of every host function, each template once (its pattern), in the order
+  /// of definition.
+  std::string hostCodeText() const {
+    std::string text;
+    std::set<const FunctionDecl *> seen;
+    for (const FunctionDecl *fd : hostFunctions) {
+      const FunctionDecl *pattern = fd->getTemplateInstantiationPattern();
+      const FunctionDecl *d = pattern ? pattern : fd;
+      if (!seen.insert(d).second)
+        continue;
+      text += normalizedTokens(ctx, d);
+      text += '\n';
+    }
+    return text;
+  }
+
   /// Host functions are walked after every kernel is known.
   void finish() {
     for (const FunctionDecl *fd : hostFunctions)
@@ -426,6 +443,9 @@ public:
     ModelBuilder b(ctx, u.programModel, &index);
     b.TraverseDecl(ctx.getTranslationUnitDecl());
     b.finish();
+    std::string prefix = hostKeyPrefix(u.programModel.mainFile);
+    std::string hashed = prefix + "\n" + b.hostCodeText();
+    u.programModel.hostKey = prefix + hex64(llvm::xxh3_64bits(llvm::StringRef(hashed)));
     u.kernels = std::move(index.kernels);
     u.launches = std::move(index.launches);
     u.loops = std::move(index.loops);
@@ -440,7 +460,43 @@ public:
 
 namespace {
 thread_local bool quietParses = false;
+
+/// `file` absolute, with symbolic links resolved where it exists.
+std::string absolutePath(llvm::StringRef file) {
+  llvm::SmallString<256> p;
+  if (!llvm::sys::fs::real_path(file, p))
+    return std::string(p);
+  p = file;
+  llvm::sys::fs::make_absolute(p);
+  llvm::sys::path::remove_dots(p, /*remove_dot_dot=*/true);
+  return std::string(p);
 }
+} // namespace
+
+std::string cudal1::projectRootOf(llvm::StringRef file) {
+  std::string abs = absolutePath(file);
+  llvm::StringRef dir = llvm::sys::path::parent_path(abs);
+  for (llvm::StringRef d = dir; !d.empty(); d = llvm::sys::path::parent_path(d)) {
+    llvm::SmallString<256> git(d);
+    llvm::sys::path::append(git, ".git");
+    if (llvm::sys::fs::exists(git))
+      return d.str();
+    if (d == llvm::sys::path::parent_path(d))
+      break;
+  }
+  return dir.str();
+}
+
+std::string cudal1::hostKeyPrefix(llvm::StringRef file) {
+  std::string abs = absolutePath(file);
+  std::string root = projectRootOf(file);
+  llvm::StringRef rel(abs);
+  if (rel.consume_front(root))
+    rel = rel.ltrim('/');
+  return "host:" + llvm::sys::path::convert_to_slash(rel) + "#";
+}
+
+const std::string &cudal1::hostCodeKey(const ProgramModel &model) { return model.hostKey; }
 QuietParses::QuietParses() : saved(quietParses) { quietParses = true; }
 QuietParses::~QuietParses() { quietParses = saved; }
 

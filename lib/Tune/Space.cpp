@@ -139,7 +139,7 @@ llvm::Expected<TuneSpace> collectTuneSpace(const RewriteInput &in) {
   llvm::Expected<LegalSpace> legal = legalSpace(**unit);
   if (!legal)
     return legal.takeError();
-  std::string hostKey = "host:" + llvm::sys::path::filename(legal->file).str();
+  std::string hostKey = (*unit)->model().hostKey; // hostCodeKey (Frontend.h)
   TuneSpace space = tuneSpaceOf(*legal, hostKey);
   // The features a strategy sees (KernelState), per distinct kernel.
   const ProgramModel &m = (*unit)->model();

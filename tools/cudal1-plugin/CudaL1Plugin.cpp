@@ -2,7 +2,8 @@
 //
 //   clang++-19 -x cuda -fplugin=libCudaL1Plugin.so -fplugin-arg-cudal1-db=PATH
 //       -fplugin-arg-cudal1-mode=apply|record|off [-fplugin-arg-cudal1-arch=sm_90]
-//       [-fplugin-arg-cudal1-cache=DIR] [-fplugin-arg-cudal1-verbose=1]
+//       [-fplugin-arg-cudal1-cache=DIR] [-fplugin-arg-cudal1-budget=SECONDS]
+//       [-fplugin-arg-cudal1-verbose=1]
 //
 // In every cc1 job (host and each device side) the plugin derives the source
 // to compile from the main file and swaps it in before parsing starts; code
@@ -31,6 +32,10 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <csignal>
+#include <exception>
+#include <stdexcept>
+
 using namespace clang;
 using namespace llvm;
 
@@ -48,6 +53,10 @@ struct PluginOptions {
   std::string arch;
   std::string gpu;
   std::string cache;
+  /// The time deriving may take (docs/Plugin.md); 0: no budget.
+  unsigned budgetMs = 20000;
+  /// For the tests of the last resort only: "crash" or "throw" inside it.
+  std::string testFault;
   bool verbose = false;
 };
 
@@ -139,11 +148,20 @@ class CudaL1Action : public PluginASTAction {
         opts.gpu = value.str();
       } else if (key == "cache") {
         opts.cache = value.str();
+      } else if (key == "budget") {
+        double seconds;
+        if (value.getAsDouble(seconds) || !(seconds >= 0) || seconds > 3600)
+          warn("", "budget '" + value + "' is not a number of seconds from 0 to 3600; using " +
+                       Twine(opts.budgetMs / 1000) + " s");
+        else
+          opts.budgetMs = unsigned(seconds * 1000);
+      } else if (key == "test-fault") {
+        opts.testFault = value.str();
       } else if (key == "verbose") {
         opts.verbose = value.empty() || value == "1" || value == "yes";
       } else {
         warn("", "unknown plugin argument '" + arg +
-                     "' (db=, mode=, arch=, gpu=, cache=, verbose=); ignored");
+                     "' (db=, mode=, arch=, gpu=, cache=, budget=, verbose=); ignored");
       }
     }
     if (opts.db.empty())
@@ -181,6 +199,10 @@ class CudaL1Action : public PluginASTAction {
     auto derive = [&] {
       inCudaL1 = true;
       cudal1::QuietParses quiet;
+      if (opts.testFault == "crash")
+        raise(SIGSEGV);
+      if (opts.testFault == "throw")
+        throw std::runtime_error("test-fault=throw");
       if (opts.mode == Mode::Record) {
         Expected<std::string> s = cudal1::instrumentSource(in);
         if (!s) {
@@ -202,31 +224,47 @@ class CudaL1Action : public PluginASTAction {
         ao.gpuArch = opts.arch;
         ao.gpuName = opts.gpu;
         ao.cacheDir = opts.cache;
+        ao.budgetMs = opts.budgetMs;
         Expected<cudal1::ApplyResult> r = cudal1::applyBestPlans(in, ao);
         if (!r) {
           failure = toString(r.takeError());
         } else {
+          // A cached derivation brings its warnings along: the job that
+          // derived may have been a silent device job.
           notes = r->warnings;
           changed = r->changed;
           source = std::move(r->source);
-          if (opts.verbose) {
+          if (opts.verbose)
             for (const cudal1::AppliedPlan &p : r->applied)
               notes.push_back("applied " + p.plan);
-            // A cached derivation names its plan on its first line.
-            StringRef head = StringRef(source).substr(0, source.find(" */"));
-            if (r->cached && r->changed && head.consume_front("/* cudal1-opt plan: "))
-              notes.push_back("applied " + head.str() +
-                              " (from the derivation cache)");
-          }
         }
       }
       inCudaL1 = false;
     };
-    // A crash in the analysis costs the optimisation, not the build.
+    // The last resort: whatever escapes cudal1 costs the optimisation, not
+    // the build. The derivation itself runs in a child process with a
+    // budget (ApplyOptions::budgetMs); this catches the rest. CUDA runs
+    // cc1 out of process, where nothing has enabled crash recovery, so it
+    // is enabled here (a no-op when clang already did); the try catches
+    // C++ exceptions, which LLVM code never throws but the C++ library does.
+    CrashRecoveryContext::Enable();
     CrashRecoveryContext crc;
-    if (!crc.RunSafely(derive)) {
+    std::string lastResort;
+    bool survived = crc.RunSafely([&] {
+      try {
+        derive();
+      } catch (const std::exception &e) {
+        lastResort = std::string("an exception (") + e.what() + ")";
+      } catch (...) {
+        lastResort = "an exception";
+      }
+    });
+    if (!survived)
+      lastResort = "a crash";
+    if (!lastResort.empty()) {
       inCudaL1 = false;
-      warn(file, "internal error while rewriting; compiling the original source");
+      warn(file, "internal error while rewriting (" + lastResort +
+                     "); compiling the original source");
       return std::make_unique<ASTConsumer>();
     }
     // Say things once per compile: from the host job (device jobs see the same).

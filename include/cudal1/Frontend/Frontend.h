@@ -5,6 +5,7 @@
 
 #include "cudal1/Frontend/ProgramModel.h"
 
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <string>
@@ -25,6 +26,25 @@ std::vector<std::string> userArgsFromCompileCommand(const clang::tooling::Compil
 /// that does not parse yields an error.
 llvm::Expected<ProgramModel> buildProgramModel(const std::string &file,
                                                const std::vector<std::string> &clangArgs);
+
+/// The directory host-code keys are relative to: the nearest ancestor of
+/// `file` (symbolic links resolved) that holds a `.git` entry, else the
+/// file's own directory. The tuner and the plugin find the same root from
+/// the file alone, whatever directory they run in.
+std::string projectRootOf(llvm::StringRef file);
+
+/// The part of a host-code key that needs no parse: "host:" + the path of
+/// `file` relative to projectRootOf(file), with '/' separators, + "#". The
+/// plugin uses it to see, before parsing, whether a host plan may apply.
+std::string hostKeyPrefix(llvm::StringRef file);
+
+/// The host-code key of a parsed unit (ProgramModel::hostKey): hostKeyPrefix
+/// of its main file + 16 hex digits of a hash of the path and of the
+/// normalized tokens (comments and whitespace ignored, as in kernel keys) of
+/// every host function defined outside system headers. A host plan is
+/// measured on this code: another file of the same name, or this file after
+/// its host code changed, has another key.
+const std::string &hostCodeKey(const ProgramModel &model);
 
 } // namespace cudal1
 

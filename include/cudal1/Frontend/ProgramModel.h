@@ -147,6 +147,11 @@ struct HostFunction {
 
 struct ProgramModel {
   std::string mainFile;
+  /// The identity of the unit's host code, as the tuning database keys host
+  /// plans (docs/TuneDB.md, Keys): "host:" + the file's path relative to its
+  /// project root + "#" + a hash of the normalized tokens of the host
+  /// functions (hostCodeKey in Frontend.h).
+  std::string hostKey;
   std::vector<Kernel> kernels;
   std::vector<LaunchSite> launches;
   std::vector<HostFunction> hostFunctions;

@@ -1,7 +1,13 @@
 // tunedb-test-helper: the other processes of the TuneDB tests (concurrent
-// writers, a writer to kill, a writer that holds the lock) and the fixed
-// database of the lit test of `cudal1-opt --db-stats`.
+// writers, a writer to kill, a writer that holds the lock), the fixed
+// database of the lit test of `cudal1-opt --db-stats`, and the databases of
+// the lit tests of --apply and the plugin (keys of a file, best choices,
+// raw SQL for poisoned files).
+#include "cudal1/Frontend/CompileFlags.h"
+#include "cudal1/Frontend/ParsedUnit.h"
 #include "cudal1/TuneDB/TuneDB.h"
+
+#include "llvm/Support/MemoryBuffer.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -20,7 +26,11 @@ int usage() {
   llvm::errs() << "usage: tunedb-test-helper write DB WRITER COUNT\n"
                   "       tunedb-test-helper loop DB BATCH\n"
                   "       tunedb-test-helper hold DB\n"
-                  "       tunedb-test-helper populate DB\n";
+                  "       tunedb-test-helper populate DB\n"
+                  "       tunedb-test-helper keys FILE [CLANG-ARGS...]\n"
+                  "       tunedb-test-helper set-best DB KEY NAME ARCH PLAN\n"
+                  "       tunedb-test-helper sql DB STATEMENTS\n"
+                  "       tunedb-test-helper exclusive DB\n";
   return 2;
 }
 
@@ -143,6 +153,97 @@ int populate(const char *path) {
   return 0;
 }
 
+/// "host KEY" and "kernel NAME KEY" lines: the keys the tuner records.
+int keys(const char *file, std::vector<std::string> userArgs) {
+  auto buf = llvm::MemoryBuffer::getFile(file);
+  if (!buf) {
+    llvm::errs() << "tunedb-test-helper: cannot read " << file << "\n";
+    return 1;
+  }
+  llvm::Expected<std::unique_ptr<ParsedUnit>> u =
+      ParsedUnit::parse(file, (*buf)->getBuffer().str(), analysisArgs(userArgs, nullptr));
+  if (!u)
+    return fail(u.takeError());
+  llvm::outs() << "host " << (*u)->model().hostKey << "\n";
+  for (const Kernel &k : (*u)->model().kernels)
+    llvm::outs() << "kernel " << k.name << " " << k.key << "\n";
+  return 0;
+}
+
+/// A measurement of PLAN for KEY (named NAME) on an H200-like GPU of ARCH,
+/// chosen as its best: what a tuning run records.
+int setBest(const char *path, const char *key, const char *name, const char *arch,
+            const char *plan) {
+  llvm::Expected<TuneDB> db = TuneDB::open(path);
+  if (!db)
+    return fail(db.takeError());
+  Measurement m = sample(0, 1, "set-best");
+  m.kernelKey = key;
+  m.kernelName = name;
+  m.plan = plan;
+  m.gpu = {"NVIDIA H200", arch};
+  m.shape = kAnyShape.str();
+  m.speedup = 1.5;
+  m.speedupLo = 1.4;
+  m.speedupHi = 1.6;
+  llvm::Expected<int64_t> id = db->recordMeasurement(m);
+  if (!id)
+    return fail(id.takeError());
+  BestChoice c;
+  c.kernelKey = key;
+  c.gpu = m.gpu;
+  c.shape = kAnyShape.str();
+  c.plan = plan;
+  c.speedup = m.speedup;
+  c.speedupLo = m.speedupLo;
+  c.speedupHi = m.speedupHi;
+  c.measurementId = *id;
+  if (llvm::Error e = db->setBest(c))
+    return fail(std::move(e));
+  return 0;
+}
+
+/// Statements run as they are, past every check of the library: how a
+/// poisoned database is made.
+int sql(const char *path, const char *statements) {
+  sqlite3 *db = nullptr;
+  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+      SQLITE_OK) {
+    llvm::errs() << "tunedb-test-helper: " << sqlite3_errmsg(db) << "\n";
+    return 1;
+  }
+  char *msg = nullptr;
+  int rc = sqlite3_exec(db, statements, nullptr, nullptr, &msg);
+  if (rc != SQLITE_OK)
+    llvm::errs() << "tunedb-test-helper: " << (msg ? msg : sqlite3_errstr(rc)) << "\n";
+  sqlite3_free(msg);
+  sqlite3_close(db);
+  return rc == SQLITE_OK ? 0 : 1;
+}
+
+/// Holds the database in exclusive locking mode with a write transaction
+/// open (readers of a WAL file are shut out too), prints "holding" and
+/// sleeps until killed.
+int exclusive(const char *path) {
+  sqlite3 *db = nullptr;
+  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
+    llvm::errs() << "tunedb-test-helper: " << sqlite3_errmsg(db) << "\n";
+    return 1;
+  }
+  char *msg = nullptr;
+  if (sqlite3_exec(db,
+                   "PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; "
+                   "INSERT INTO plans(text) VALUES ('held by tunedb-test-helper');",
+                   nullptr, nullptr, &msg) != SQLITE_OK) {
+    llvm::errs() << "tunedb-test-helper: " << msg << "\n";
+    return 1;
+  }
+  std::printf("holding\n");
+  std::fflush(stdout);
+  sleep(600);
+  return 3;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -157,5 +258,13 @@ int main(int argc, char **argv) {
     return hold(argv[2]);
   if (cmd == "populate" && argc == 3)
     return populate(argv[2]);
+  if (cmd == "keys")
+    return keys(argv[2], std::vector<std::string>(argv + 3, argv + argc));
+  if (cmd == "set-best" && argc == 7)
+    return setBest(argv[2], argv[3], argv[4], argv[5], argv[6]);
+  if (cmd == "sql" && argc == 4)
+    return sql(argv[2], argv[3]);
+  if (cmd == "exclusive" && argc == 3)
+    return exclusive(argv[2]);
   return usage();
 }
