@@ -764,4 +764,166 @@ TEST_F(TuneDBTest, DamagedPagesFailOpen) {
   EXPECT_FALSE(truncated.takeWarnings().empty());
 }
 
+//===----------------------------------------------------------------------===//
+// Crafted files: objects that are not tables, slow SQL, locks
+//===----------------------------------------------------------------------===//
+
+/// A database whose `gpus` is a view over an unbounded recursive query:
+/// before the table check, opening it and --db-stats never returned.
+TEST_F(TuneDBTest, ViewInPlaceOfATableIsRefusedAtOnce) {
+  { ASSERT_TRUE(bool(TuneDB::open(file("t.db")))); }
+  execSql(file("t.db"), "PRAGMA foreign_keys = OFF; DROP TABLE gpus; "
+                        "CREATE VIEW gpus(id, name, arch) AS WITH RECURSIVE n(i) AS "
+                        "(SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT i, 'x', 'sm_90' FROM n");
+  for (bool ro : {true, false}) {
+    auto start = std::chrono::steady_clock::now();
+    std::string err = errorOf(TuneDB::open(file("t.db"), ro ? readOnly() : TuneDBOptions()));
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_NE(err.find("is not a cudal1 tuning database ('gpus' is a view, not a table)"),
+              std::string::npos)
+        << err;
+    EXPECT_LT(seconds, 1.0);
+  }
+  PlanLookup lookup(file("t.db"));
+  EXPECT_TRUE(lookup.tunedKernels("sm_90").empty());
+  std::vector<std::string> w = lookup.takeWarnings();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("'gpus' is a view"), std::string::npos) << w[0];
+}
+
+TEST_F(TuneDBTest, MissingTableIsRefused) {
+  { ASSERT_TRUE(bool(TuneDB::open(file("t.db")))); }
+  execSql(file("t.db"), "PRAGMA foreign_keys = OFF; DROP VIEW best_view; DROP TABLE best");
+  std::string err = errorOf(TuneDB::open(file("t.db"), readOnly()));
+  EXPECT_NE(err.find("not a cudal1 tuning database (no table 'best')"), std::string::npos) << err;
+}
+
+/// SQL that runs forever inside a table's trigger (what a check of object
+/// types cannot see) is stopped by the query deadline.
+TEST_F(TuneDBTest, QueryDeadlineStopsEndlessSql) {
+  { ASSERT_TRUE(bool(TuneDB::open(file("t.db")))); }
+  execSql(file("t.db"), "CREATE TRIGGER forever AFTER INSERT ON plans BEGIN "
+                        "SELECT count(*) FROM (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL "
+                        "SELECT i + 1 FROM n) SELECT i FROM n); END");
+  TuneDBOptions o;
+  o.queryTimeoutMs = 300;
+  llvm::Expected<TuneDB> db = TuneDB::open(file("t.db"), o);
+  ASSERT_TRUE(bool(db)) << errorOf(std::move(db));
+  auto start = std::chrono::steady_clock::now();
+  std::string err = errorOf(db->recordMeasurement(sample("k#1", "coalesce", 1.5)));
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NE(err.find("took longer than 300 ms"), std::string::npos) << err;
+  EXPECT_LT(seconds, 2.0);
+  // The connection is usable afterwards, and nothing was half written.
+  EXPECT_EQ(count(file("t.db"), "measurements"), 0);
+  llvm::Expected<std::vector<TuneDB::TunedKernel>> ks = db->tunedKernels("sm_90");
+  EXPECT_TRUE(bool(ks)) << errorOf(std::move(ks));
+}
+
+/// A writer in exclusive locking mode shuts WAL readers out: the lookup
+/// says the file is locked, not that it is no tuning database.
+TEST_F(TuneDBTest, ExclusiveLockIsReportedAsALock) {
+  {
+    llvm::Expected<TuneDB> db = TuneDB::open(file("t.db"));
+    ASSERT_TRUE(bool(db));
+    ASSERT_TRUE(bool(db->recordMeasurement(sample("k#1", "coalesce", 1.5))));
+  }
+  Child c = Child::spawn({"exclusive", file("t.db")});
+  ASSERT_GT(c.pid, 0);
+  ASSERT_EQ(c.line(), "holding\n");
+  PlanLookup lookup(file("t.db"));
+  EXPECT_TRUE(lookup.tunedKernels("sm_90").empty());
+  std::vector<std::string> w = lookup.takeWarnings();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("is locked by another process"), std::string::npos) << w[0];
+  EXPECT_EQ(w[0].find("not a cudal1 tuning database"), std::string::npos) << w[0];
+  c.kill9();
+}
+
+//===----------------------------------------------------------------------===//
+// Bounded plans
+//===----------------------------------------------------------------------===//
+
+TEST(PlanSteps, CountsStepsWithoutParsing) {
+  EXPECT_EQ(countPlanSteps(""), 0u);
+  EXPECT_EQ(countPlanSteps("coalesce"), 1u);
+  EXPECT_EQ(countPlanSteps("@k: a; b(x=1; y=2); @#2: c"), 3u);
+  EXPECT_EQ(countPlanSteps(" ; a;; b ; "), 2u);
+}
+
+TEST_F(TuneDBTest, BestChoicesHaveAtMostSixteenSteps) {
+  llvm::Expected<TuneDB> db = TuneDB::open(file("t.db"));
+  ASSERT_TRUE(bool(db));
+  std::string plan = "@k: restrict";
+  for (unsigned i = 1; i < kMaxPlanSteps; ++i)
+    plan += "; @k: restrict";
+  BestChoice c;
+  c.kernelKey = "k#1";
+  c.gpu = {"NVIDIA H200", "sm_90"};
+  c.shape = "*";
+  c.plan = plan; // 16 steps: fine
+  ASSERT_OK(db->setBest(c));
+  c.plan = plan + "; @k: restrict";
+  llvm::Error e = db->setBest(c);
+  ASSERT_TRUE(bool(e));
+  std::string err = llvm::toString(std::move(e));
+  EXPECT_NE(err.find("the plan has 17 steps, more than a best choice may have (16)"),
+            std::string::npos)
+      << err;
+
+  // Written past the library, such a row is not returned as a plan.
+  execSql(file("t.db"), "INSERT INTO plans(text) VALUES ('" + c.plan +
+                            "'); UPDATE best SET plan_id = (SELECT max(id) FROM plans)");
+  llvm::Expected<std::vector<TuneDB::TunedKernel>> ks = db->tunedKernels("sm_90");
+  ASSERT_TRUE(bool(ks));
+  ASSERT_EQ(ks->size(), 1u);
+  EXPECT_EQ((*ks)[0].plan, "");
+  EXPECT_NE((*ks)[0].refused.find("17 steps"), std::string::npos) << (*ks)[0].refused;
+  EXPECT_NE(errorOf(db->bestPlan({"k#1", "sm_90", "", "*"})).find("17 steps"), std::string::npos);
+}
+
+/// chooseBest (the plugin's choice without the database open) and
+/// bestPlan's query agree.
+TEST_F(TuneDBTest, ChooseBestAgreesWithBestPlan) {
+  llvm::Expected<TuneDB> db = TuneDB::open(file("t.db"));
+  ASSERT_TRUE(bool(db));
+  struct Row {
+    const char *gpu, *arch, *shape, *plan;
+    std::optional<double> lo;
+    const char *at;
+  } rows[] = {
+      {"NVIDIA H200", "sm_90", "*", "a", 1.2, "2026-12-02T10:00:00Z"},
+      {"NVIDIA H100", "sm_90", "*", "b", 1.3, "2026-12-01T10:00:00Z"},
+      {"NVIDIA H20", "sm_90", "*", "c", std::nullopt, "2026-12-03T10:00:00Z"},
+      {"NVIDIA H200", "sm_90", "grid=1", "d", 1.0, "2026-12-02T10:00:00Z"},
+      {"NVIDIA A100", "sm_80", "*", "e", 2.0, "2026-12-02T10:00:00Z"},
+      {"NVIDIA H800", "sm_90", "*", "f", 1.3, "2026-12-02T10:00:00Z"},
+  };
+  for (const Row &r : rows) {
+    BestChoice c;
+    c.kernelKey = "k#1";
+    c.gpu = {r.gpu, r.arch};
+    c.shape = r.shape;
+    c.plan = r.plan;
+    c.speedupLo = r.lo;
+    c.chosenAt = r.at;
+    ASSERT_OK(db->setBest(c));
+  }
+  llvm::Expected<std::vector<TuneDB::TunedKernel>> ks = db->tunedKernels("");
+  ASSERT_TRUE(bool(ks));
+  for (const char *gpu : {"", "NVIDIA H200", "NVIDIA H100", "NVIDIA H20", "NVIDIA B200"})
+    for (const char *arch : {"sm_90", "sm_80"})
+      for (const char *shape : {"*", "grid=1", "grid=2"}) {
+        BestQuery q{"k#1", arch, gpu, shape};
+        llvm::Expected<std::optional<BestChoice>> b = db->bestPlan(q);
+        ASSERT_TRUE(bool(b));
+        const TuneDB::TunedKernel *k = chooseBest(*ks, q);
+        ASSERT_EQ(b->has_value(), k != nullptr) << gpu << " " << arch << " " << shape;
+        if (k)
+          EXPECT_EQ((*b)->plan, k->plan) << gpu << " " << arch << " " << shape;
+      }
+}
+
 } // namespace
