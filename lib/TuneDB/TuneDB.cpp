@@ -340,6 +340,9 @@ Error TuneDB::Impl::withWrite(function_ref<Error()> body) {
   // the BUSY answers SQLite gives without waiting (a COMMIT that cannot
   // checkpoint, recovery of a killed writer's WAL) and bounds the total.
   auto start = std::chrono::steady_clock::now();
+  // The deadline restarts once the lock is held; the caller's comes back.
+  Clock::time_point callerDeadline = deadline;
+  auto restoreDeadline = make_scope_exit([&] { deadline = callerDeadline; });
   std::minstd_rand jitter(unsigned(std::hash<std::thread::id>()(std::this_thread::get_id())) ^
                           unsigned(getpid()));
   for (unsigned attempt = 0;; ++attempt) {
@@ -967,6 +970,7 @@ Error TuneDB::forEachMeasurement(function_ref<Error(const Measurement &)> fn) {
 }
 
 Expected<std::vector<Measurement>> TuneDB::exemplars(StringRef kernelKey, const GpuKey &gpu) {
+  Impl::Deadline deadline(*impl);
   Expected<sqlite3_stmt *> s = impl->statement(
       "SELECT m.id, p.text, g.name, g.arch, m.shape, m.outcome, m.speedup, m.speedup_lo, "
       "m.speedup_hi, m.time_ms, m.baseline_ms, m.session, m.measured_at, m.judge, "
@@ -1043,6 +1047,7 @@ Error TuneDB::recordFeatures(const KernelFeatures &f) {
 
 Expected<std::optional<KernelFeatures>> TuneDB::features(StringRef kernelKey,
                                                          int featureVersion) {
+  Impl::Deadline deadline(*impl);
   Expected<sqlite3_stmt *> s = impl->statement(
       "SELECT k.name, f.features FROM kernel_features f JOIN kernels k ON k.id = f.kernel_id "
       "WHERE k.key = ?1 AND f.feature_version = ?2");
