@@ -216,7 +216,11 @@ Expected<CaptureFile> parseCapture(const std::vector<uint8_t> &image,
                        " arguments"));
     for (uint32_t a = 0; a < numArgs && !r.failed(); ++a) {
       CapturedArg arg;
-      arg.isPointer = r.u8("argument kind") != 0;
+      uint8_t kind = r.u8("argument kind");
+      if (!r.failed() && kind > 1) // the fuzzer: 2 read as a pointer, written back as 1
+        r.fail(makeError(name, ": launch ", i, " argument ", a, " has kind ", int(kind),
+                         " (0 bytes, 1 pointer)"));
+      arg.isPointer = kind == 1;
       if (arg.isPointer) {
         arg.alloc = r.u32("argument allocation");
         arg.offset = r.u64("argument offset");

@@ -21,14 +21,54 @@ bool parseNumber(const std::string &s, double &out) {
   return parseFinite(s, 0, 1e300, out); // "inf" and "nan" are not tolerances
 }
 
-Status checkRegex(const std::string &re, const std::string &where) {
+} // namespace
+
+Status checkProgramRegex(const std::string &re, const std::string &where) {
+  // 1. Bounds std::regex itself does not keep: libstdc++ multiplies a
+  // back-reference number into a long without an overflow check (the
+  // manifest fuzzer found '\\99999999999999999999'), expands {n,m} into n
+  // copies of the automaton, and compiles nesting recursively.
+  if (re.size() > kMaxRegexLength)
+    return makeError(where, ": regular expression longer than ", kMaxRegexLength,
+                     " characters");
+  int depth = 0;
+  for (size_t i = 0; i < re.size(); ++i) {
+    char c = re[i];
+    if (c == '\\' && i + 1 < re.size()) {
+      ++i;
+      if (std::isdigit(static_cast<unsigned char>(re[i])) && i + 1 < re.size() &&
+          std::isdigit(static_cast<unsigned char>(re[i + 1])))
+        return makeError(where, ": regular expression '", re,
+                         "': back-references go up to \\9");
+      continue;
+    }
+    if (c == '(' && ++depth > kMaxRegexDepth)
+      return makeError(where, ": regular expression nested deeper than ", kMaxRegexDepth);
+    if (c == ')')
+      --depth;
+    if (c == '{') {
+      size_t close = re.find('}', i);
+      std::string inside = re.substr(i + 1, close == std::string::npos ? 0 : close - i - 1);
+      size_t comma = inside.find(',');
+      unsigned n = 0;
+      std::string lo = inside.substr(0, comma);
+      std::string hi = comma == std::string::npos ? "" : inside.substr(comma + 1);
+      if ((!lo.empty() && !parseInteger(lo, 0u, kMaxRegexRepeat, n)) ||
+          (!hi.empty() && !parseInteger(hi, 0u, kMaxRegexRepeat, n)))
+        return makeError(where, ": regular expression '", re, "': a repetition count above ",
+                         kMaxRegexRepeat);
+    }
+  }
+  // 2. What std::regex refuses.
   try {
     std::regex r(re);
-  } catch (const std::regex_error &e) {
+  } catch (const std::exception &e) {
     return makeError(where, ": bad regular expression '", re, "': ", e.what());
   }
   return Status::success();
 }
+
+namespace {
 
 bool mentions(const std::vector<std::string> &words, const char *what) {
   for (const std::string &w : words)
@@ -143,7 +183,7 @@ Expected<ProgramBundle> parseProgramManifest(const std::string &text,
     } else if (d == "time-regex" || d == "ignore-regex") {
       if (rest.size() != 1)
         return makeError(where, ": '", d, "' takes one value (quote it)");
-      if (Status s = checkRegex(rest[0], where); !s.ok())
+      if (Status s = checkProgramRegex(rest[0], where); !s.ok())
         return s;
       (d == "time-regex" ? b.timeRegex : b.ignoreRegex) = rest[0];
     } else if (d == "tolerance") {

@@ -9,6 +9,7 @@
 
 #include "cudal1/Eval/Error.h"
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,17 @@ bool isVariantHash(const std::string &hash);
 /// The hash a result carries: the plan half of the manifest's `hash` and the
 /// source half of the bytes that were built; "" when the manifest has none.
 std::string measuredHash(const std::string &manifestHash, const std::string &source);
+
+/// Bounds on the time and ignore regexes (std::regex compiles and matches
+/// recursively and trusts its input; see checkProgramRegex).
+constexpr size_t kMaxRegexLength = 1024;
+constexpr int kMaxRegexDepth = 16;
+constexpr unsigned kMaxRegexRepeat = 1000;
+/// Success when `re` is an ECMAScript regex within those bounds (length,
+/// nesting, repetition counts, back-references \1 to \9) that std::regex
+/// compiles; otherwise an error "WHERE: ...". Use it on every regex a user
+/// or a file gives before handing it to std::regex.
+Status checkProgramRegex(const std::string &re, const std::string &where);
 
 /// True when manifest text starts with the program-bundle header.
 bool isProgramManifest(const std::string &text);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
 #include <unistd.h>
 
 using namespace cudal1;
@@ -118,4 +119,22 @@ TEST(CaptureFile, Fnv1aKnownValues) {
   EXPECT_EQ(fnv1a64(nullptr, 0), 0xcbf29ce484222325ull);
   const uint8_t a = 'a';
   EXPECT_EQ(fnv1a64(&a, 1), 0xaf63dc4c8601ec8cull);
+}
+
+// Found by test/fuzz/CaptureFuzz.cpp: an argument kind of 2 was read as a
+// pointer and written back as 1. Only 0 and 1 are kinds.
+TEST(CaptureFile, UnknownArgumentKindIsRejected) {
+  CaptureFile one;
+  one.launches.push_back(sample().launches[0]);
+  one.launches[0].args.resize(1); // the pointer: kind byte last but 12 bytes
+  std::vector<uint8_t> bytes = serializeCapture(one);
+  size_t kindAt = bytes.size() - 13;
+  ASSERT_EQ(bytes[kindAt], 1);
+  bytes[kindAt] = 2;
+  // Re-frame: payload size is unchanged, the checksum must be recomputed.
+  uint64_t sum = fnv1a64(bytes.data() + 32, bytes.size() - 32);
+  std::memcpy(bytes.data() + 24, &sum, 8);
+  Expected<CaptureFile> f = parseCapture(bytes, "mem");
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.error().message(), "mem: launch 0 argument 0 has kind 2 (0 bytes, 1 pointer)");
 }

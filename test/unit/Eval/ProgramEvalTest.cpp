@@ -142,6 +142,26 @@ TEST(ProgramBundle, VariantHashes) {
   EXPECT_NE(bad.error().message().find("m:4: bad 'hash=xyz'"), std::string::npos);
 }
 
+// Found by test/fuzz/ManifestFuzz.cpp: libstdc++'s regex compiler overflows
+// a long on a back-reference of 19 digits (undefined behaviour).
+TEST(ProgramBundle, RegexesAreBounded) {
+  auto check = [](const std::string &re) {
+    Status s = checkProgramRegex(re, "m:4");
+    return s.ok() ? std::string("ok") : s.message();
+  };
+  EXPECT_EQ(check("^gpu_ms=(\\S+)"), "ok");
+  EXPECT_EQ(check("(a)(b)\\2"), "ok");
+  EXPECT_EQ(check("x{2,1000}"), "ok");
+  EXPECT_NE(check("(\\99999999999999999999)").find("back-references go up to \\9"),
+            std::string::npos);
+  EXPECT_NE(check("a{99999999}").find("a repetition count above 1000"), std::string::npos);
+  EXPECT_NE(check("a{1,1001}").find("a repetition count above 1000"), std::string::npos);
+  EXPECT_NE(check(std::string(17, '(') + std::string(17, ')')).find("nested deeper than 16"),
+            std::string::npos);
+  EXPECT_NE(check(std::string(1025, 'a')).find("longer than 1024"), std::string::npos);
+  EXPECT_NE(check("(").find("bad regular expression"), std::string::npos);
+}
+
 TEST(ProgramBundle, BadTolerancesAreErrors) {
   const std::string head =
       "cudal1-program-bundle 1\nbuild cc {src} -o {exe}\nrun {exe}\noriginal a.cu\n";
