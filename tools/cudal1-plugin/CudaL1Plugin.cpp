@@ -261,14 +261,15 @@ class CudaL1Action : public PluginASTAction {
     });
     if (!survived)
       lastResort = "a crash";
-    if (!lastResort.empty()) {
-      inCudaL1 = false;
-      warn(file, "internal error while rewriting (" + lastResort +
-                     "); compiling the original source");
-      return std::make_unique<ASTConsumer>();
-    }
     // Say things once per compile: from the host job (device jobs see the same).
     bool speak = !ci.getLangOpts().CUDAIsDevice;
+    if (!lastResort.empty()) {
+      inCudaL1 = false;
+      if (speak)
+        warn(file, "internal error while rewriting (" + lastResort +
+                       "); compiling the original source");
+      return std::make_unique<ASTConsumer>();
+    }
     if (!failure.empty()) {
       if (speak)
         warn(file, failure + "; compiling the original source");
