@@ -511,8 +511,12 @@ Expected<TuneDB> TuneDB::open(StringRef path, const TuneDBOptions &options) {
     flags |= SQLITE_OPEN_URI;
   }
   int rc = sqlite3_open_v2(name.c_str(), &impl->db, flags, nullptr);
-  if (rc != SQLITE_OK)
+  if (rc != SQLITE_OK) {
+    int primary = rc & 0xff;
+    if (primary == SQLITE_CANTOPEN || primary == SQLITE_PERM || primary == SQLITE_READONLY)
+      return invalid(prefix() + " cannot be read (" + sqlite3_errstr(rc) + ")");
     return impl->fail(rc, "opening");
+  }
   impl->queryTimeoutMs = options.queryTimeoutMs;
   Impl::Deadline deadline(*impl);
   sqlite3_progress_handler(impl->db, 1000, &Impl::onProgress, impl.get());
@@ -548,9 +552,10 @@ Expected<TuneDB> TuneDB::open(StringRef path, const TuneDBOptions &options) {
       // missing permissions or an I/O error say so instead.
       switch (se.code & 0xff) {
       case SQLITE_NOTADB:
-      case SQLITE_CORRUPT:
       case SQLITE_FORMAT:
         return invalid(prefix() + " is not a cudal1 tuning database (" + se.detail + ")");
+      case SQLITE_CORRUPT:
+        return invalid(prefix() + " is damaged (" + se.detail + ")");
       case SQLITE_BUSY:
       case SQLITE_LOCKED:
         return invalid(prefix() + " is locked by another process (" + se.detail + ")");
