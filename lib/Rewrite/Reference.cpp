@@ -116,9 +116,14 @@ bool isFloat(QualType t) { return t->isSpecificBuiltinType(BuiltinType::Float); 
 /// The type under pointers, references and arrays.
 const Type *innermost(QualType t) {
   const Type *ty = t.getCanonicalType().getTypePtr();
-  while (ty->isPointerType() || ty->isReferenceType() || ty->isArrayType())
-    ty = ty->getPointeeOrArrayElementType()->getCanonicalTypeInternal().getTypePtr();
-  return ty;
+  for (;;) {
+    if (ty->isPointerType() || ty->isReferenceType())
+      ty = ty->getPointeeType().getCanonicalType().getTypePtr();
+    else if (ty->isArrayType())
+      ty = ty->getArrayElementTypeNoTypeQual()->getCanonicalTypeInternal().getTypePtr();
+    else
+      return ty;
+  }
 }
 
 const RecordDecl *recordOf(QualType t) { return innermost(t)->getAsRecordDecl(); }
@@ -527,6 +532,8 @@ bool FnVisitor::VisitCallExpr(CallExpr *ce) {
   for (const ParmVarDecl *p : callee->parameters())
     floats |= involvesFloat(p->getType());
 
+  if (isa<CXXMethodDecl>(callee) && (callee->isImplicit() || d.inSystemHeader(callee)))
+    return true; // a member of the type itself (float4's assignment): the double type has its own
   if (d.inSystemHeader(callee) || callee->getBuiltinID()) {
     StringRef n(name);
     // 1. Reductions into memory: float atomics.
@@ -719,8 +726,12 @@ unsigned FnVisitor::dependence(const Expr *e, unsigned depth) {
     if (auto *as = dyn_cast<ArraySubscriptExpr>(uo->getSubExpr()->IgnoreParenImpCasts()))
       return dependence(as->getBase(), depth + 1) | dependence(as->getIdx(), depth + 1);
   forEachStmt(e, [&](const Stmt *s) {
+    bool builtinRead = false; // threadIdx.x is a call of __fetch_builtin_x
+    if (auto *call = dyn_cast<CallExpr>(s))
+      if (const FunctionDecl *callee = call->getDirectCallee())
+        builtinRead = callee->getName().starts_with("__fetch_builtin");
     if (isa<ArraySubscriptExpr>(s) ||
-        (isa<CallExpr>(s) && !isa<CXXOperatorCallExpr>(s)) ||
+        (isa<CallExpr>(s) && !isa<CXXOperatorCallExpr>(s) && !builtinRead) ||
         (isa<UnaryOperator>(s) && cast<UnaryOperator>(s)->getOpcode() == UO_Deref))
       dep |= 4;
     if (auto *r = dyn_cast<DeclRefExpr>(s)) {
@@ -1063,6 +1074,52 @@ std::string ReferenceKernel::bundleArgs() const {
   return s;
 }
 
+std::string ReferenceKernel::reductionsText() const {
+  std::string s;
+  for (const ReductionSite &r : reductions) {
+    std::string f;
+    for (const ReductionFactor &x : r.factors) {
+      std::string t;
+      switch (x.kind) {
+      case ReductionFactor::Constant:
+        t = std::to_string(x.value);
+        break;
+      case ReductionFactor::Param: {
+        t = x.param >= 0 && size_t(x.param) < params.size() ? params[x.param].name : "?";
+        if (x.offset)
+          t = "(" + t + (x.offset > 0 ? " - " : " + ") + std::to_string(std::abs(x.offset)) + ")";
+        if (x.stride != 1)
+          t += " / " + std::to_string(x.stride);
+        break;
+      }
+      case ReductionFactor::BlockThreads:
+        t = "block threads";
+        break;
+      case ReductionFactor::GridThreads:
+        t = "grid threads";
+        break;
+      case ReductionFactor::GridBlocks:
+        t = "grid blocks";
+        break;
+      case ReductionFactor::Unknown:
+        t = "?(" + x.text + ")";
+        break;
+      }
+      if (x.per == ReductionFactor::BlockThreads)
+        t += " / block threads";
+      else if (x.per == ReductionFactor::GridThreads)
+        t += " / grid threads";
+      if (x.divisor != 1)
+        t += " / " + std::to_string(x.divisor);
+      f += (f.empty() ? "" : " * ") + t;
+    }
+    s += (s.empty() ? "" : "; ") + std::string("line ") + std::to_string(r.pos.line) + ": " + f;
+  }
+  for (size_t at; (at = s.find("*/")) != std::string::npos;)
+    s.replace(at, 2, "* /");
+  return s.empty() ? "none" : s;
+}
+
 uint64_t cudal1::reductionLength(const ReferenceKernel &ref, const LaunchShape &launch) {
   uint64_t blockThreads = launch.block[0] * launch.block[1] * launch.block[2];
   uint64_t blocks = launch.grid[0] * launch.grid[1] * launch.grid[2];
@@ -1169,7 +1226,13 @@ llvm::Expected<ReferenceKernel> cudal1::deriveReference(const RewriteInput &in,
   }
   bool isTemplate = kfd->getTemplateInstantiationPattern() != nullptr;
   if (isTemplate) {
-    if (d.editsMade || !d.copyOrder.empty())
+    bool floatArgs = false;
+    if (const TemplateArgumentList *args = kfd->getTemplateSpecializationArgs())
+      for (const TemplateArgument &a : args->asArray())
+        floatArgs |= a.getKind() == TemplateArgument::Type && involvesFloat(a.getAsType());
+    for (const ParmVarDecl *p : kfd->parameters())
+      floatArgs |= involvesFloat(p->getType());
+    if (d.editsMade || !d.copyOrder.empty() || floatArgs)
       return refusalError(display, d.posOf(kfd->getLocation()) +
                                        ": a kernel template that computes in float (promoted "
                                        "copies of templates are not supported yet)");
@@ -1177,7 +1240,7 @@ llvm::Expected<ReferenceKernel> cudal1::deriveReference(const RewriteInput &in,
     ref.entry = k.mangledName;
     ref.notes.push_back("nothing to promote: the reference is the kernel itself");
     ref.source = "/* cudal1 reference of '" + display + "': entry " + ref.entry + "; args " +
-                 ref.bundleArgs() + " */ " + in.code;
+                 ref.bundleArgs() + "; reductions " + ref.reductionsText() + " */ " + in.code;
     return ref;
   }
   if (!d.editsMade && d.copyOrder.empty())
@@ -1259,7 +1322,7 @@ llvm::Expected<ReferenceKernel> cudal1::deriveReference(const RewriteInput &in,
   if (!code.empty() && code.back() != '\n')
     code += "\n";
   ref.source = "/* cudal1 reference of '" + display + "': entry " + ref.entry + "; args " +
-               ref.bundleArgs() + " */ " + code + tail;
+               ref.bundleArgs() + "; reductions " + ref.reductionsText() + " */ " + code + tail;
   LLVM_DEBUG(llvm::dbgs() << "reference of " << display << ": " << d.edits.size() << " edits, "
                           << d.copyOrder.size() << " callee copies\n");
   return ref;

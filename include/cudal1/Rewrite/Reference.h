@@ -93,6 +93,9 @@ struct ReferenceKernel {
 
   /// `f32* f32* i32`: the manifest's `args` line of the original.
   std::string bundleArgs() const;
+  /// The reductions for people, e.g. `line 7: grid threads; line 12: cols`
+  /// ("none" when there are none).
+  std::string reductionsText() const;
 };
 
 /// Derives the reference of kernel `kernel`, named by its name, its name
