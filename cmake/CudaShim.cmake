@@ -1,6 +1,7 @@
 # clang-19 cannot compile against CUDA 13 as shipped (docs/Toolchain.md):
 #  1. CUDA 13 removed texture_fetch_functions.h, which clang's CUDA wrapper
-#     includes: we provide an empty one on an -isystem path;
+#     includes: we provide one on an -isystem path (holding only the host
+#     min/max overloads nvcc has and clang lacks);
 #  2. CUDA 13's fatbinary dropped --image=profile=...: we provide a CUDA path of
 #     symlinks whose bin/fatbinary translates it to --image3=kind=...
 # Both live in the build tree; cudal1's tools and the cudal1-clang++ wrapper
@@ -10,8 +11,10 @@ set(CUDAL1_CUDA_STUB_INCLUDE ${CUDAL1_SHIM_DIR}/stub-include)
 set(CUDAL1_CUDA_SHIM_PATH ${CUDAL1_SHIM_DIR}/cuda)
 
 file(MAKE_DIRECTORY ${CUDAL1_CUDA_STUB_INCLUDE} ${CUDAL1_CUDA_SHIM_PATH}/bin)
-file(WRITE ${CUDAL1_CUDA_STUB_INCLUDE}/texture_fetch_functions.h
-     "// Empty on purpose: CUDA 13 removed this header, clang-19's CUDA wrapper still includes it.\n")
+# The stand-in also holds nvcc's host overloads of min and max, which clang-19
+# declares for the device only (host max(float, float) fails to parse).
+configure_file(${CMAKE_CURRENT_LIST_DIR}/cuda-shim-texture_fetch_functions.h
+               ${CUDAL1_CUDA_STUB_INCLUDE}/texture_fetch_functions.h COPYONLY)
 
 foreach(sub include lib64 nvvm)
   if(EXISTS ${CUDAL1_CUDA_ROOT}/${sub} AND NOT EXISTS ${CUDAL1_CUDA_SHIM_PATH}/${sub})
