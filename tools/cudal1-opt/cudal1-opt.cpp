@@ -182,7 +182,10 @@ int runPlanFile(const std::vector<std::string> &args) {
       return;
     }
     std::string dst = outputFile + "/" + std::to_string(lines[i]) + ".cu";
-    if (Error w = cudal1::writeFileAtomically(dst, *out)) {
+    Error w = cudal1::checkOutputIsNotInput(dst, inputFile);
+    if (!w)
+      w = cudal1::writeFileAtomically(dst, *out);
+    if (w) {
       report(lines[i], toString(std::move(w)));
       refused = true;
     }
@@ -334,6 +337,10 @@ int main(int argc, char **argv) {
   }
   if (inputFile.empty()) {
     WithColor::error(errs(), "cudal1-opt") << "no input file (see --help)\n";
+    return UsageError;
+  }
+  if (Error e = cudal1::checkOutputIsNotInput(outputFile, inputFile)) { // every mode
+    WithColor::error(errs(), "cudal1-opt") << toString(std::move(e)) << "\n";
     return UsageError;
   }
   int modes = (analyze.getNumOccurrences() > 0) + (listTransformsOpt.getNumOccurrences() > 0) +
