@@ -181,8 +181,11 @@ class CudaL1Action : public PluginASTAction {
     if (!entry)
       return std::make_unique<ASTConsumer>(); // standard input: nothing to key on
     std::string file = entry->getName().str();
-    if (opts.mode == Mode::Apply && !sys::fs::exists(opts.db)) {
-      // Nothing tuned yet: the normal state before the first tuning run.
+    uint64_t dbSize = 0;
+    if (opts.mode == Mode::Apply &&
+        (sys::fs::file_size(opts.db, dbSize) || (dbSize == 0 && sys::fs::is_regular_file(opts.db)))) {
+      // Nothing tuned yet: the normal state before the first tuning run
+      // (cudal1_enable creates the file empty, so that objects depend on it).
       if (opts.verbose && !ci.getLangOpts().CUDAIsDevice)
         warn(file, "no tuning database at '" + opts.db + "' yet; compiling the original source");
       return std::make_unique<ASTConsumer>();
