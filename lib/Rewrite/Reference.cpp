@@ -528,9 +528,10 @@ bool FnVisitor::VisitCallExpr(CallExpr *ce) {
   auto *dre = dyn_cast<DeclRefExpr>(ce->getCallee()->IgnoreParenImpCasts());
   SourceLocation nameLoc = dre ? dre->getNameInfo().getLoc() : ce->getBeginLoc();
   std::string name = callee->getNameAsString();
-  bool floats = involvesFloat(callee->getReturnType());
+  bool floatParams = false;
   for (const ParmVarDecl *p : callee->parameters())
-    floats |= involvesFloat(p->getType());
+    floatParams |= involvesFloat(p->getType());
+  bool floats = floatParams || involvesFloat(callee->getReturnType());
 
   if (isa<CXXMethodDecl>(callee) && (callee->isImplicit() || d.inSystemHeader(callee)))
     return true; // a member of the type itself (float4's assignment): the double type has its own
@@ -564,8 +565,8 @@ bool FnVisitor::VisitCallExpr(CallExpr *ce) {
         d.refuse(nameLoc, "the call of '" + name + "' is not a plain name");
       return true;
     }
-    if (!floats)
-      return true;
+    if (!floatParams)
+      return true; // a float result (INFINITY is __builtin_inff()) converts exactly
     if (n == "atomicExch" && ce->getNumArgs() == 2) {
       d.helpers.insert("cudal1_ref_atomicExch");
       d.editToken(nameLoc, "cudal1_ref_atomicExch", "the call of 'atomicExch'");
@@ -915,6 +916,11 @@ ReductionFactor FnVisitor::tripCount(const Stmt *loop) {
     return f;
   }
   int p = paramIndex(bound);
+  if (p < 0 && !b && per == ReductionFactor::Constant && start == 0 && s == 1 &&
+      mentions(bound, "blockDim")) {
+    f.kind = ReductionFactor::BlockThreads; // one thread walks the block's values
+    return f;
+  }
   if (p < 0) {
     if (b) {
       f.kind = ReductionFactor::Constant; // a grid- or block-stride loop over a constant
