@@ -4,6 +4,8 @@
 #include "cudal1/Eval/Process.h"
 #include "cudal1/Rewrite/PlanDriver.h"
 
+#include "llvm/Support/FileSystem.h"
+
 #include <fstream>
 #include <regex>
 #include <set>
@@ -49,9 +51,8 @@ Status writeProgramBundle(const std::string &dir, const ProgramSetup &setup,
                           const std::vector<Candidate> &cands,
                           const std::vector<std::string> &keys,
                           const std::vector<std::string> &names) {
-  ProcessResult mk = runProcess({"mkdir", "-p", dir}, 30);
-  if (!(mk.exited && mk.exitCode == 0))
-    return makeError("cannot create ", dir, ": ", mk.output);
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return makeError("cannot create ", dir, ": ", ec.message());
   Expected<std::vector<uint8_t>> orig = readWholeFile(setup.originalFile);
   if (!orig.ok())
     return orig.error();
@@ -74,16 +75,20 @@ Status writeProgramBundle(const std::string &dir, const ProgramSetup &setup,
   b.ignoreRegex = setup.ignoreRegex;
   b.rel = setup.rel;
   b.original = {"original", "original.cu", false};
-  std::string plans = "# id\tkernel-key\tkernel\tplan\n";
+  b.original.hash = variantHash("", text);
+  std::string plans = "# id\tkernel-key\tkernel\tplan\thash\n";
   for (const Candidate &c : cands) {
     if (Status s_ = writeText(dir + "/" + c.id + ".cu", c.variant.source); !s_.ok())
       return s_;
     // Libraries the plan's steps need (the library pass: cublas).
     ProgramVariant v{c.id, c.id + ".cu", c.variant.fastMath, c.variant.links};
+    // The same hash in the manifest, plans.tsv and (through cudal1-eval)
+    // results.txt: checkResultsMatch refuses a result measured on anything else.
+    v.hash = variantHash(c.planText(), c.variant.source);
     b.variants.push_back(v);
     bool one = c.kernel < keys.size();
     plans += c.id + "\t" + (one ? keys[c.kernel] : "*") + "\t" +
-             (one ? names[c.kernel] : "*") + "\t" + c.planText() + "\n";
+             (one ? names[c.kernel] : "*") + "\t" + c.planText() + "\t" + v.hash + "\n";
   }
   if (Status s_ = writeText(dir + "/plans.tsv", plans); !s_.ok())
     return s_;
@@ -104,13 +109,61 @@ Expected<std::vector<BundlePlan>> readBundlePlans(const std::string &dir) {
       continue;
     BundlePlan p;
     std::istringstream ls(line);
+    // A fifth field, the variant hash, since issue 19 (older files have 4).
     if (!std::getline(ls, p.id, '\t') || !std::getline(ls, p.kernelKey, '\t') ||
-        !std::getline(ls, p.kernel, '\t') || !std::getline(ls, p.plan))
+        !std::getline(ls, p.kernel, '\t') || !std::getline(ls, p.plan, '\t') ||
+        (std::getline(ls, p.hash) && !isVariantHash(p.hash)))
       return makeError(dir, "/plans.tsv:", n,
-                       ": expected 4 tab-separated fields");
+                       ": expected 4 or 5 tab-separated fields (id, kernel key, kernel, "
+                       "plan, hash)");
     out.push_back(p);
   }
   return out;
+}
+
+Status checkResultsMatch(const std::string &dir, const std::vector<BundlePlan> &plans,
+                         const EvalResults &results) {
+  Expected<ProgramBundle> b = readProgramBundle(dir);
+  if (!b.ok())
+    return b.error();
+  const std::string where = dir + "/results.txt";
+  // One variant: its result's hash against the plan and source there now.
+  auto check = [&](const ProgramVariant &v, const std::string &planText,
+                   const std::string &tsvHash) -> Status {
+    const VariantResult *r = results.find(v.id);
+    if (!r)
+      return Status::success(); // not evaluated: nothing to import
+    if (r->hash.empty())
+      return makeError(where, ": the result for '", v.id,
+                       "' carries no hash: it predates result hashes (issue 19) or its "
+                       "bundle does; emit the bundle again and re-run cudal1-eval ",
+                       dir);
+    Expected<std::vector<uint8_t>> src = readWholeFile(b->path(v.source));
+    if (!src.ok())
+      return src.error();
+    std::string now = variantHash(planText, std::string(src->begin(), src->end()));
+    if (r->hash != now || (!tsvHash.empty() && tsvHash != now) ||
+        (!v.hash.empty() && v.hash != now))
+      return makeError(where, ": the result for '", v.id, "' was measured on another ",
+                       r->hash.compare(0, 16, now, 0, 16) != 0 ? "plan" : "source",
+                       " than the bundle's ", v.id, " now holds",
+                       planText.empty() ? std::string() : " ('" + planText + "')",
+                       " (hash ", r->hash, ", expected ", now, "); re-run cudal1-eval ", dir);
+    return Status::success();
+  };
+  if (Status s = check(b->original, "", ""); !s.ok())
+    return s;
+  for (const BundlePlan &p : plans) {
+    const ProgramVariant *v = nullptr;
+    for (const ProgramVariant &x : b->variants)
+      if (x.id == p.id)
+        v = &x;
+    if (!v)
+      return makeError(dir, "/plans.tsv: variant '", p.id, "' is not in the manifest");
+    if (Status s = check(*v, p.plan, p.hash); !s.ok())
+      return s;
+  }
+  return Status::success();
 }
 
 CandidateResult toCandidateResult(const VariantResult &v,

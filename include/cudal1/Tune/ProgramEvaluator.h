@@ -26,7 +26,8 @@ struct ProgramSetup {
 
 /// Writes DIR/manifest.txt, DIR/original.cu (a copy of the user's file), one
 /// source per candidate, the headers next to the user's file that it
-/// includes with quotes, and DIR/plans.tsv (id, kernel key, kernel, plan).
+/// includes with quotes, and DIR/plans.tsv (id, kernel key, kernel, plan,
+/// hash); the manifest carries the same variantHash per variant.
 Status writeProgramBundle(const std::string &dir, const ProgramSetup &setup,
                           const std::vector<Candidate> &candidates,
                           const std::vector<std::string> &kernelKeys,
@@ -35,8 +36,20 @@ Status writeProgramBundle(const std::string &dir, const ProgramSetup &setup,
 /// One line of plans.tsv.
 struct BundlePlan {
   std::string id, kernelKey, kernel, plan;
+  std::string hash; ///< variantHash(plan, source); "" in bundles before issue 19
 };
 Expected<std::vector<BundlePlan>> readBundlePlans(const std::string &dir);
+
+/// Success when every result in `results` (DIR/results.txt) was measured on
+/// the plan and source that DIR holds now: its hash equals variantHash of
+/// the plan in plans.tsv and the variant's source file (the original: of
+/// "" and original.cu), and the manifest's and plans.tsv's hashes agree.
+/// Otherwise an error naming the variant, e.g. after a new bundle was
+/// emitted into an evaluated bundle's directory. A result without a hash
+/// (cudal1-eval before issue 19) is refused: ids alone do not show which
+/// plan was measured.
+Status checkResultsMatch(const std::string &dir, const std::vector<BundlePlan> &plans,
+                         const EvalResults &results);
 
 /// Maps the evaluator's per-variant results onto candidates.
 CandidateResult toCandidateResult(const VariantResult &v,
