@@ -183,10 +183,15 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
       ctx.ceilings = *c;
     }
   }
-  std::unique_ptr<SearchStrategy> strategy = makeStrategy(o.strategy, o.seed);
-  if (!strategy)
-    return failed(SessionStatus::UsageError,
-                  "--strategy=" + o.strategy + ": expected 'heuristic' or 'random'");
+  std::unique_ptr<SearchStrategy> owned;
+  SearchStrategy *strategy = o.strategyInstance;
+  if (!strategy) {
+    owned = makeStrategy(o.strategy, o.seed);
+    if (!owned)
+      return failed(SessionStatus::UsageError,
+                    "--strategy=" + o.strategy + ": expected 'heuristic' or 'random'");
+    strategy = owned.get();
+  }
 
   // 2. The legal space: per kernel its steps and features.
   llvm::Expected<TuneSpace> space = collectTuneSpace(in);
@@ -226,10 +231,9 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
       gpu = evaluator->gpuName();
     }
   }
-  for (size_t k = 0; k < space->kernels.size(); ++k) {
-    tuner.state(k).gpu.name = gpu;
-    tuner.state(k).gpu.arch = o.arch;
-  }
+  GpuDescriptor described = describeGpu(gpu, o.arch);
+  for (size_t k = 0; k < space->kernels.size(); ++k)
+    tuner.state(k).gpu = described;
   if (db && !gpu.empty())
     if (llvm::Error e = addExemplars(*db, *space, GpuKey{gpu, o.arch}, tuner))
       return failed(SessionStatus::InputError,

@@ -270,10 +270,10 @@ int main(int argc, char **argv) {
                                    "  cudal1-opt FILE.cu --list-transforms[=json]\n"
                                    "  cudal1-opt FILE.cu --plan 'PLAN' -o OUT.cu\n"
                                    "  cudal1-opt FILE.cu --instrument -o OUT.cu\n"
+                                   "  cudal1-opt FILE.cu --reference KERNEL -o REF.cu\n"
                                    "  cudal1-opt FILE.cu --tune [--budget N] [--strategy S] [--db PATH] -o OUT.cu\n"
                                    "  cudal1-opt FILE.cu --emit-bundle DIR [--budget N]   (then cudal1-eval DIR)\n"
                                    "  cudal1-opt FILE.cu --import-results DIR [--db PATH] -o OUT.cu\n"
-                                   "  cudal1-opt FILE.cu --reference KERNEL -o REF.cu\n"
                                    "  cudal1-opt FILE.cu --apply [--db PATH] [--gpu-arch sm_NN] -o OUT.cu\n"
                                    "  cudal1-opt FILE.cu --analyze -p BUILD-DIR\n"
                                    "  cudal1-opt --db-stats [--db PATH]\n",
@@ -348,6 +348,7 @@ int main(int argc, char **argv) {
               (emitBundle.getNumOccurrences() > 0) + (importResults.getNumOccurrences() > 0) +
               (applyBest ? 1 : 0);
   modes += planFile.getNumOccurrences() > 0;
+  modes += referenceKernel.getNumOccurrences() > 0;
   if (modes == 0) {
     WithColor::error(errs(), "cudal1-opt")
         << "nothing to do: give --analyze, --list-transforms, --plan, --instrument, --tune, "
@@ -356,7 +357,6 @@ int main(int argc, char **argv) {
   }
   if (modes > 1) {
     WithColor::error(errs(), "cudal1-opt")
-  modes += referenceKernel.getNumOccurrences() > 0;
         << "--analyze, --list-transforms, --plan, --instrument, --tune, --emit-bundle, "
            "--import-results and --apply are exclusive\n";
     return UsageError;

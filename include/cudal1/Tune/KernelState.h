@@ -31,6 +31,11 @@ struct GpuDescriptor {
   int computeMajor = 0, computeMinor = 0;
 };
 
+/// What is known of a GPU by its name: the vendor's nominal figures for the
+/// models cudal1 has been measured on (the H200, the H100), else the name
+/// and architecture alone.
+GpuDescriptor describeGpu(const std::string &name, const std::string &arch);
+
 /// How a measurement was judged (issue 15): by running the whole program,
 /// or by replaying captured launches against the double reference, or
 /// against the fallback tolerance where no reference could be derived.

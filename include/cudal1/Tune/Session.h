@@ -32,6 +32,8 @@ struct SessionOptions {
   unsigned screen = 1; ///< --tune: runs per variant that rank the race
   std::string strategy = "heuristic";
   uint64_t seed = 1;
+  /// Replaces `strategy` when set (tests; a tool with a strategy of its own).
+  SearchStrategy *strategyInstance = nullptr;
   ProgramSetup setup;
   std::string arch = "sm_90";
   std::string outputFile = "-";

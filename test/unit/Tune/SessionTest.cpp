@@ -1,0 +1,156 @@
+// The tuning session as a library call: a scripted evaluator measures, a
+// database records, and a second session's strategy sees what the first
+// one left there (features and exemplars) in its KernelState.
+#include "cudal1/Frontend/CompileFlags.h"
+#include "cudal1/Tune/Session.h"
+#include "cudal1/TuneDB/TuneDB.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+using namespace cudal1;
+
+namespace {
+
+RewriteInput input() {
+  std::string file = std::string(CUDAL1_SOURCE_DIR) + "/test/cudal1-opt/Inputs/tune-me.cu";
+  std::ifstream in(file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return {file, ss.str(), analysisArgs({"-x", "cuda", "--cuda-gpu-arch=sm_90"}, nullptr)};
+}
+
+/// warp-reduce is 3x, everything else 1.05x; all verify.
+class Scripted : public VariantEvaluator {
+public:
+  llvm::Expected<std::vector<CandidateResult>>
+  evaluate(const std::vector<Candidate> &cs) override {
+    std::vector<CandidateResult> out;
+    for (const Candidate &c : cs) {
+      CandidateResult r;
+      r.outcome = Outcome::Ok;
+      r.timed = true;
+      r.speedup = c.planText().find("warp-reduce") != std::string::npos ? 3.0 : 1.05;
+      r.lo = r.speedup * 0.99;
+      r.hi = r.speedup * 1.01;
+      r.faster = true;
+      r.baselineMs = 2.0;
+      r.timeMs = 2.0 / r.speedup;
+      out.push_back(r);
+    }
+    return out;
+  }
+  std::string gpuName() const override { return "NVIDIA H200"; }
+};
+
+/// The heuristic, remembering every state it was shown.
+class Spy : public SearchStrategy {
+public:
+  std::unique_ptr<SearchStrategy> inner = makeHeuristicStrategy();
+  std::vector<KernelState> seen;
+  const char *name() const override { return "spy"; }
+  std::vector<Proposal> propose(const KernelState &s, unsigned count) override {
+    seen.push_back(s);
+    return inner->propose(s, count);
+  }
+};
+
+class SessionTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    llvm::SmallString<128> d;
+    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("session-test", d));
+    dir = std::string(d);
+  }
+  void TearDown() override { llvm::sys::fs::remove_directories(dir); }
+  SessionOptions options(std::string &log) {
+    SessionOptions o;
+    o.budget = 4;
+    o.outputFile = dir + "/tuned.cu";
+    logStream = std::make_unique<llvm::raw_string_ostream>(log);
+    o.out = logStream.get();
+    return o;
+  }
+  std::string dir;
+  std::unique_ptr<llvm::raw_string_ostream> logStream;
+};
+
+} // namespace
+
+TEST_F(SessionTest, AStrategySeesAnEarlierSessionsExemplarsAndFeatures) {
+  llvm::Expected<TuneDB> db = TuneDB::open(dir + "/tune.db");
+  ASSERT_TRUE(bool(db)) << llvm::toString(db.takeError());
+  Scripted ev;
+  std::string log1, log2;
+  SessionOptions first = options(log1);
+  SessionStatus st = runSession(input(), first, &ev, &*db);
+  ASSERT_EQ(st.kind, SessionStatus::Ok) << st.message;
+  EXPECT_NE(log1.find("result: "), std::string::npos) << log1;
+  EXPECT_TRUE(llvm::sys::fs::exists(dir + "/tuned.cu"));
+
+  // The second session's strategy, before proposing anything, sees the
+  // first session's measurements of each kernel and the features that were
+  // recorded with them.
+  Spy spy;
+  SessionOptions second = options(log2);
+  second.strategyInstance = &spy;
+  st = runSession(input(), second, &ev, &*db);
+  ASSERT_EQ(st.kind, SessionStatus::Ok) << st.message;
+  ASSERT_FALSE(spy.seen.empty());
+  const KernelState *sum = nullptr;
+  for (const KernelState &s : spy.seen)
+    if (s.name == "sum" && !sum)
+      sum = &s; // the first state shown for `sum`: nothing of this run yet
+  ASSERT_NE(sum, nullptr);
+  EXPECT_EQ(sum->gpu.name, "NVIDIA H200");
+  EXPECT_EQ(sum->gpu.smCount, 132);
+  ASSERT_FALSE(sum->exemplars.empty());
+  bool warp = false;
+  for (const Exemplar &e : sum->exemplars) {
+    EXPECT_FALSE(e.thisRun);
+    EXPECT_EQ(e.outcome, Outcome::Ok);
+    EXPECT_FALSE(e.session.empty());
+    if (planText(e.steps) == "@sum: warp-reduce") {
+      warp = true;
+      EXPECT_NEAR(e.speedup, 3.0, 1e-9);
+      EXPECT_TRUE(e.faster);
+    }
+  }
+  EXPECT_TRUE(warp);
+  ASSERT_FALSE(sum->features.empty());
+  llvm::Expected<std::optional<KernelFeatures>> stored =
+      db->features(sum->key, sum->featureVersion);
+  ASSERT_TRUE(bool(stored)) << llvm::toString(stored.takeError());
+  ASSERT_TRUE(stored->has_value());
+  std::vector<std::pair<std::string, double>> expected = sum->features;
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ((*stored)->features, expected);
+
+  // What the first session's strategy recorded about its proposals.
+  bool heuristic = false;
+  llvm::Error e = db->forEachMeasurement([&](const Measurement &m) {
+    if (m.strategy == "heuristic") {
+      heuristic = true;
+      EXPECT_EQ(m.proposalProbability.value_or(0), 1.0);
+      EXPECT_EQ(m.judge, "program");
+    }
+    return llvm::Error::success();
+  });
+  ASSERT_FALSE(bool(e)) << llvm::toString(std::move(e));
+  EXPECT_TRUE(heuristic);
+}
+
+TEST_F(SessionTest, AnUnknownStrategyIsAUsageError) {
+  std::string log;
+  SessionOptions o = options(log);
+  o.strategy = "oracle";
+  Scripted ev;
+  SessionStatus st = runSession(input(), o, &ev, nullptr);
+  EXPECT_EQ(st.kind, SessionStatus::UsageError);
+  EXPECT_NE(st.message.find("oracle"), std::string::npos) << st.message;
+}
