@@ -1,0 +1,131 @@
+// Kernel-level plans judged by replay inside `--tune` (issue 15 item 3):
+// the instrumented program is built and run once to capture each kernel's
+// launches, then every plan that changes only device code and launch
+// configuration is written as a kernel bundle (docs/formats/bundle.md) and
+// evaluated by cudal1-eval against the derived double reference. The
+// judging evaluator sends each candidate to replay or to the program
+// evaluator.
+#ifndef CUDAL1_TUNE_REPLAYEVALUATOR_H
+#define CUDAL1_TUNE_REPLAYEVALUATOR_H
+
+#include "cudal1/Capture/CaptureFile.h"
+#include "cudal1/Eval/Bundle.h"
+#include "cudal1/Eval/Results.h"
+#include "cudal1/Tune/ProgramEvaluator.h"
+#include "cudal1/Tune/Tuner.h"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cudal1 {
+
+/// `--judge program|replay|auto`: auto (the default) replays kernel-level
+/// plans when the capture succeeded; replay is the same but says so when a
+/// kernel cannot be replayed; program judges everything by running it.
+enum class JudgeMode { Program, Replay, Auto };
+bool parseJudgeMode(const std::string &text, JudgeMode &out);
+
+/// "" when every step of the plan changes only device code or the launch
+/// configuration (Transform::Level::Kernel, or launch-config and coarsen,
+/// which edit nothing on the host but the launch's grid and block);
+/// otherwise why the plan must run as a whole program. `launchSites` is
+/// the number of launch sites of the kernel: a step scoped to one launch
+/// (`@#3:`) of a kernel with several cannot be told apart in the captures.
+std::string whyNotReplayable(const Plan &plan, size_t launchSites);
+
+/// The launch configuration a plan's launch-level steps give a captured
+/// launch (launch-config: the same threads in blocks of the new shape,
+/// rounded up, as the pass writes it; coarsen: grid.x / F rounded up);
+/// hasGrid/hasBlock stay false when the plan has no launch-level step.
+LaunchOverride replayLaunch(const Plan &plan, const CapturedLaunch &captured);
+
+/// One kernel bundle: sources are written under `dir` with the names the
+/// bundle's specs give; `captures` are absolute paths, linked (or copied)
+/// as capture0.bin, capture1.bin, ...
+struct KernelBundleFiles {
+  Bundle bundle; ///< dir, captures and paths are filled by writeKernelBundle
+  std::string originalSource, referenceSource;
+  std::vector<std::string> variantSources; ///< parallel to bundle.variants
+  std::vector<std::string> captures;
+  uint64_t reductionLength = 0; ///< 0: none written
+};
+Status writeKernelBundle(const std::string &dir, KernelBundleFiles files);
+
+struct ReplayOptions {
+  /// cudal1-eval. Empty: $CUDAL1_EVAL, else cudal1-eval beside this
+  /// executable, else from PATH.
+  std::string evalExecutable;
+  /// The cudal1 source tree with include/ and lib/Capture (the capture
+  /// runtime is compiled into the instrumented program). Empty:
+  /// $CUDAL1_SOURCE_DIR, else the tree this cudal1 was configured from.
+  std::string sourceDir;
+  std::string arch = "sm_90";
+  std::vector<std::string> evalArgs; ///< more cudal1-eval options
+  double buildTimeout = 600, runTimeout = 600, evalTimeout = 900;
+  bool keepWork = false;
+  std::function<void(const std::string &)> note;
+};
+
+class ReplayEvaluator : public VariantEvaluator {
+public:
+  ReplayEvaluator(RewriteInput input, TuneSpace space, ProgramSetup setup,
+                  ReplayOptions options);
+  ~ReplayEvaluator() override;
+  /// "" when this candidate is judged by replay; else why not. The first
+  /// call captures (build and run the instrumented program once).
+  std::string accepts(const Candidate &c);
+  llvm::Expected<std::vector<CandidateResult>>
+  evaluate(const std::vector<Candidate> &candidates) override;
+  std::string gpuName() const override { return gpu; }
+  /// The capture has run and recorded launches of at least one kernel.
+  bool captured();
+
+private:
+  struct KernelCapture {
+    std::vector<CapturedLaunch> launches;
+    std::string refusal; ///< why this kernel is not replayed ("" when it is)
+    std::string entry;   ///< the original's mangled name
+    std::string args;    ///< the manifest's args
+    bool haveReference = false;
+    std::string referenceSource, referenceEntry;
+    std::string referenceRefusal; ///< the derivation's error text
+    uint64_t reductionLength = 1;
+  };
+  void capture();
+  RewriteInput input;
+  TuneSpace space;
+  ProgramSetup setup;
+  ReplayOptions options;
+  bool didCapture = false;
+  std::string captureError, work, captureFile, gpu;
+  std::vector<KernelCapture> kernels; ///< parallel to space.kernels
+  unsigned batch = 0;
+};
+
+/// The judge per candidate: those `replayable` accepts go to `replay`, the
+/// rest (host plans, combinations across kernels, kernels without
+/// captures) to `program`. When replay as a whole fails, its candidates
+/// are judged by `program` with a note.
+class JudgingEvaluator : public VariantEvaluator {
+public:
+  JudgingEvaluator(VariantEvaluator &replay,
+                   std::function<std::string(const Candidate &)> replayable,
+                   VariantEvaluator &program,
+                   std::function<void(const std::string &)> note = {});
+  llvm::Expected<std::vector<CandidateResult>>
+  evaluate(const std::vector<Candidate> &candidates) override;
+  std::string gpuName() const override;
+
+private:
+  VariantEvaluator &replay, &program;
+  std::function<std::string(const Candidate &)> replayable;
+  std::function<void(const std::string &)> note;
+  std::map<size_t, std::string> noted; ///< kernels whose refusal was noted
+};
+
+} // namespace cudal1
+
+#endif

@@ -1,0 +1,493 @@
+// Kernel-level plans judged by replay (issue 15 item 3): one capture of the
+// instrumented program, then per batch one kernel bundle per kernel,
+// evaluated by cudal1-eval in its own process (so that cudal1-opt itself
+// links no CUDA library: the evaluator's workers need the driver anyway).
+#include "cudal1/Tune/ReplayEvaluator.h"
+#include "cudal1/Config.h"
+#include "cudal1/Eval/Process.h"
+#include "cudal1/Frontend/ParsedUnit.h"
+#include "cudal1/Rewrite/Instrument.h"
+#include "cudal1/Rewrite/Reference.h"
+#include "cudal1/Rewrite/Transform.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <unistd.h>
+
+namespace cudal1 {
+
+namespace {
+
+llvm::Error fail(const std::string &m) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), m);
+}
+
+Status writeText(const std::string &path, const std::string &text) {
+  return writeFileAtomically(path, text.data(), text.size());
+}
+
+/// Launch-level transforms whose only host edit is the launch's grid and
+/// block (checked in passes/LaunchConfig.cpp and passes/Coarsen.cpp); fuse,
+/// streams and library rewrite host code around the launch.
+bool launchConfigOnly(llvm::StringRef name) {
+  return name == "launch-config" || name == "coarsen";
+}
+
+std::vector<unsigned> dims(const std::string &text) {
+  std::vector<unsigned> out;
+  size_t i = 0;
+  while (i <= text.size()) {
+    size_t x = text.find('x', i);
+    std::string part = text.substr(i, x == std::string::npos ? std::string::npos : x - i);
+    out.push_back(unsigned(std::strtoul(part.c_str(), nullptr, 10)));
+    if (x == std::string::npos)
+      break;
+    i = x + 1;
+  }
+  out.resize(3, 1);
+  return out;
+}
+
+std::string findEval(const ReplayOptions &o) {
+  if (!o.evalExecutable.empty())
+    return o.evalExecutable;
+  if (const char *e = std::getenv("CUDAL1_EVAL"); e && *e)
+    return e;
+  std::string self = selfExecutablePath();
+  llvm::SmallString<256> p(llvm::sys::path::parent_path(self));
+  llvm::sys::path::append(p, "cudal1-eval");
+  if (llvm::sys::fs::can_execute(p))
+    return std::string(p);
+  return "cudal1-eval";
+}
+
+std::string sourceTree(const ReplayOptions &o) {
+  if (!o.sourceDir.empty())
+    return o.sourceDir;
+  if (const char *e = std::getenv("CUDAL1_SOURCE_DIR"); e && *e)
+    return e;
+  return std::string(llvm::sys::path::parent_path(config::includeDir));
+}
+
+/// The mangled name of kernel `name` in `source` (a plan may change the
+/// signature: `restrict` adds const, which changes the mangling).
+std::string mangledIn(const RewriteInput &in, const std::string &source,
+                      const std::string &name, const std::string &fallback) {
+  QuietParses quiet;
+  llvm::Expected<std::unique_ptr<ParsedUnit>> u = ParsedUnit::parse(in.file, source, in.args);
+  if (!u) {
+    llvm::consumeError(u.takeError());
+    return fallback;
+  }
+  for (const Kernel &k : (*u)->model().kernels)
+    if (k.name == name && !k.mangledName.empty())
+      return k.mangledName;
+  return fallback;
+}
+
+} // namespace
+
+bool parseJudgeMode(const std::string &t, JudgeMode &out) {
+  if (t == "program")
+    out = JudgeMode::Program;
+  else if (t == "replay")
+    out = JudgeMode::Replay;
+  else if (t == "auto")
+    out = JudgeMode::Auto;
+  else
+    return false;
+  return true;
+}
+
+std::string whyNotReplayable(const Plan &plan, size_t launchSites) {
+  if (plan.steps.empty())
+    return "the empty plan";
+  for (const PlanStep &s : plan.steps) {
+    const Transform *t = findTransform(s.transform);
+    if (!t)
+      return "unknown transform '" + s.transform + "'";
+    if (!t->links().empty())
+      return s.transform + " links a library";
+    switch (t->level()) {
+    case Transform::Level::Kernel:
+      break;
+    case Transform::Level::Launch:
+      if (!launchConfigOnly(s.transform))
+        return s.transform + " rewrites host code";
+      if (s.scope.launch >= 0 && launchSites != 1)
+        return s.transform + " is scoped to one of the kernel's " +
+               std::to_string(launchSites) + " launch sites";
+      break;
+    default:
+      return s.transform + " is a host transform";
+    }
+  }
+  return "";
+}
+
+LaunchOverride replayLaunch(const Plan &plan, const CapturedLaunch &c) {
+  LaunchOverride o;
+  uint64_t grid[3] = {c.grid[0], c.grid[1], c.grid[2]};
+  uint64_t block[3] = {c.block[0], c.block[1], c.block[2]};
+  for (const PlanStep &s : plan.steps) {
+    if (s.transform == "launch-config") {
+      std::optional<std::string> b = s.param("block");
+      if (!b)
+        continue;
+      std::vector<unsigned> nb = dims(*b);
+      for (int d = 0; d < 3; ++d) {
+        uint64_t n = std::max(1u, nb[d]);
+        grid[d] = (grid[d] * block[d] + n - 1) / n;
+        block[d] = n;
+      }
+      o.hasGrid = o.hasBlock = true;
+    } else if (s.transform == "coarsen") {
+      unsigned f = s.uintParam("factor", 1, 1u << 20).value_or(1);
+      grid[0] = (grid[0] + f - 1) / f;
+      o.hasGrid = true;
+      if (!o.hasBlock)
+        for (int d = 0; d < 3; ++d)
+          o.block[d] = uint32_t(block[d]);
+    }
+  }
+  for (int d = 0; d < 3; ++d) {
+    o.grid[d] = uint32_t(grid[d]);
+    o.block[d] = uint32_t(block[d]);
+  }
+  if (o.hasGrid)
+    o.hasBlock = true; // one fixed configuration, both given
+  return o;
+}
+
+Status writeKernelBundle(const std::string &dir, KernelBundleFiles f) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return makeError("cannot create ", dir, ": ", ec.message());
+  Bundle &b = f.bundle;
+  b.dir = dir;
+  b.original.id = "original";
+  b.original.source = "original.cu";
+  if (Status s = writeText(dir + "/original.cu", f.originalSource); !s.ok())
+    return s;
+  if (b.hasReference) {
+    b.reference.id = "reference";
+    b.reference.source = "reference.cu";
+    if (Status s = writeText(dir + "/reference.cu", f.referenceSource); !s.ok())
+      return s;
+  }
+  for (size_t i = 0; i < b.variants.size(); ++i) {
+    b.variants[i].source = b.variants[i].id + ".cu";
+    if (Status s = writeText(dir + "/" + b.variants[i].source, f.variantSources[i]); !s.ok())
+      return s;
+  }
+  b.captures.clear();
+  for (size_t i = 0; i < f.captures.size(); ++i) {
+    std::string name = "capture" + std::to_string(i) + ".bin";
+    std::string to = dir + "/" + name;
+    llvm::sys::fs::remove(to);
+    if (llvm::sys::fs::create_link(f.captures[i], to))
+      if (std::error_code ec = llvm::sys::fs::copy_file(f.captures[i], to))
+        return makeError("cannot copy ", f.captures[i], ": ", ec.message());
+    b.captures.push_back(name);
+  }
+  if (f.reductionLength)
+    b.tolerance.reductionLength = int(std::min<uint64_t>(f.reductionLength, 1u << 30));
+  return writeText(dir + "/manifest.txt", formatManifest(b));
+}
+
+ReplayEvaluator::ReplayEvaluator(RewriteInput in, TuneSpace sp, ProgramSetup s, ReplayOptions o)
+    : input(std::move(in)), space(std::move(sp)), setup(std::move(s)), options(std::move(o)) {}
+
+ReplayEvaluator::~ReplayEvaluator() {
+  if (!work.empty() && !options.keepWork)
+    runProcess({"rm", "-rf", work}, 60);
+}
+
+bool ReplayEvaluator::captured() {
+  capture();
+  return captureError.empty();
+}
+
+void ReplayEvaluator::capture() {
+  if (didCapture)
+    return;
+  didCapture = true;
+  auto note = [&](const std::string &m) {
+    if (options.note)
+      options.note(m);
+  };
+  kernels.assign(space.kernels.size(), {});
+  auto refuseAll = [&](const std::string &why) {
+    captureError = why;
+    note("replay: " + why + "; every plan is judged as a whole program");
+  };
+  // 1. The instrumented program, built with the user's command plus the
+  // capture runtime's two sources.
+  Expected<std::string> tmp = makeTempDirectory("cudal1-replay");
+  if (!tmp.ok())
+    return refuseAll(tmp.error().message());
+  work = *tmp;
+  llvm::Expected<std::string> inst = instrumentSource(input);
+  if (!inst)
+    return refuseAll("instrumenting: " + llvm::toString(inst.takeError()));
+  std::string dir(llvm::sys::path::parent_path(input.file));
+  if (dir.empty())
+    dir = ".";
+  // Beside the user's file, so that its quoted includes resolve.
+  std::string src = dir + "/.cudal1-instrumented-" + std::to_string(::getpid()) + ".cu";
+  if (Status s = writeText(src, *inst); !s.ok())
+    return refuseAll(s.message());
+  std::string tree = sourceTree(options);
+  std::string exe = work + "/instrumented";
+  std::vector<std::string> build;
+  for (const std::string &w : setup.build) {
+    std::string x = w;
+    for (auto [k, v] : {std::pair<std::string, std::string>{"{src}", src}, {"{exe}", exe},
+                        {"{bundle}", work}})
+      for (size_t p; (p = x.find(k)) != std::string::npos;)
+        x.replace(p, k.size(), v);
+    build.push_back(x);
+  }
+  for (const char *f : {"/lib/Capture/CaptureRuntime.cpp", "/lib/Capture/CaptureFile.cpp"})
+    build.push_back(tree + f);
+  build.push_back("-I" + tree + "/include");
+  ProcessResult br = runProcess(build, options.buildTimeout);
+  llvm::sys::fs::remove(src);
+  if (!br.exited || br.exitCode != 0)
+    return refuseAll("the instrumented program does not build (" + br.describe() +
+                     "): " + br.output.substr(0, 2000));
+  // 2. One run records every kernel's first launches (the runtime's caps:
+  // CUDAL1_CAPTURE_MAX_LAUNCHES and _MAX_BYTES, inherited when set).
+  captureFile = work + "/launches.capture";
+  std::vector<std::string> run;
+  for (const std::string &w : setup.run) {
+    std::string x = w;
+    for (size_t p; (p = x.find("{exe}")) != std::string::npos;)
+      x.replace(p, 5, exe);
+    run.push_back(x);
+  }
+  ProcessResult rr = runProcess(run, options.runTimeout, {"CUDAL1_CAPTURE_FILE=" + captureFile});
+  if (!rr.exited || rr.exitCode != 0)
+    return refuseAll("the instrumented program failed (" + rr.describe() + ")");
+  Expected<CaptureFile> cf = readCaptureFile(captureFile);
+  if (!cf.ok())
+    return refuseAll("the capture is unusable: " + cf.error().message());
+  // 3. Per kernel: its launches, its entry, its reference.
+  size_t usable = 0;
+  for (size_t k = 0; k < space.kernels.size(); ++k) {
+    KernelCapture &kc = kernels[k];
+    const TuneKernel &tk = space.kernels[k];
+    if (tk.host) {
+      kc.refusal = "host code";
+      continue;
+    }
+    for (const CapturedLaunch &l : cf->launches)
+      if (l.kernelKey == tk.key)
+        kc.launches.push_back(l);
+    if (kc.launches.empty()) {
+      kc.refusal = "no launch of " + tk.name +
+                   " was captured (it reads __constant__/__device__ memory, its buffers are "
+                   "not device allocations, or it did not run)";
+      note("replay: " + kc.refusal + "; its plans are judged as a whole program");
+      continue;
+    }
+    llvm::Expected<ReferenceKernel> ref = deriveReference(input, tk.key);
+    if (!ref) {
+      // Without a reference the bundle needs the argument types from
+      // elsewhere; until then such kernels stay at program level.
+      kc.referenceRefusal = llvm::toString(ref.takeError());
+      kc.refusal = "no double reference (" + kc.referenceRefusal + ")";
+      note("replay: " + tk.name + ": " + kc.refusal + "; its plans are judged as a whole program");
+      continue;
+    }
+    kc.haveReference = true;
+    kc.referenceSource = ref->source;
+    kc.referenceEntry = ref->entry;
+    kc.args = ref->bundleArgs();
+    kc.entry = mangledIn(input, input.code, tk.name, tk.name);
+    for (const CapturedLaunch &l : kc.launches) {
+      LaunchShape shape;
+      for (int d = 0; d < 3; ++d) {
+        shape.grid[d] = l.grid[d];
+        shape.block[d] = l.block[d];
+      }
+      auto scalar = [&](unsigned i) -> std::optional<int64_t> {
+        if (i >= l.args.size() || l.args[i].isPointer || l.args[i].bytes.empty() ||
+            l.args[i].bytes.size() > 8)
+          return std::nullopt;
+        int64_t v = 0;
+        std::memcpy(&v, l.args[i].bytes.data(), l.args[i].bytes.size());
+        if (l.args[i].bytes.size() == 4)
+          v = int32_t(v);
+        return v;
+      };
+      shape.scalar = scalar;
+      kc.reductionLength = std::max(kc.reductionLength, reductionLength(*ref, shape));
+    }
+    ++usable;
+  }
+  if (!usable)
+    captureError = "no kernel could be replayed";
+  else
+    note("replay: captured " + std::to_string(cf->launches.size()) + " launch(es); " +
+         std::to_string(usable) + " kernel(s) judged by replay against the double reference");
+}
+
+std::string ReplayEvaluator::accepts(const Candidate &c) {
+  if (c.kernel >= space.kernels.size())
+    return "a combination across kernels";
+  if (std::string why = whyNotReplayable(c.variant.plan, space.kernels[c.kernel].launches.size());
+      !why.empty())
+    return why;
+  capture();
+  if (!captureError.empty())
+    return captureError;
+  const KernelCapture &kc = kernels[c.kernel];
+  if (!kc.refusal.empty())
+    return kc.refusal;
+  // One fixed launch configuration replaces the captured ones (bundle.md):
+  // a launch-level plan needs all captured launches alike.
+  LaunchOverride first = replayLaunch(c.variant.plan, kc.launches.front());
+  if (first.hasGrid)
+    for (const CapturedLaunch &l : kc.launches) {
+      LaunchOverride o = replayLaunch(c.variant.plan, l);
+      if (!std::equal(o.grid, o.grid + 3, first.grid) ||
+          !std::equal(o.block, o.block + 3, first.block) || l.sharedBytes != kc.launches[0].sharedBytes)
+        return "the captured launches differ in their configuration";
+    }
+  return "";
+}
+
+llvm::Expected<std::vector<CandidateResult>>
+ReplayEvaluator::evaluate(const std::vector<Candidate> &cands) {
+  std::vector<CandidateResult> out(cands.size());
+  std::map<size_t, std::vector<size_t>> byKernel;
+  for (size_t i = 0; i < cands.size(); ++i) {
+    if (std::string why = accepts(cands[i]); !why.empty())
+      return fail("replay cannot judge " + cands[i].id + ": " + why);
+    byKernel[cands[i].kernel].push_back(i);
+  }
+  ++batch;
+  for (auto &[k, idx] : byKernel) {
+    const KernelCapture &kc = kernels[k];
+    const TuneKernel &tk = space.kernels[k];
+    KernelBundleFiles f;
+    Bundle &b = f.bundle;
+    b.kernelKey = tk.key;
+    b.entry = kc.entry;
+    b.arch = options.arch;
+    b.compiler = "nvcc"; // the whole unit, host main included
+    std::string argErr;
+    for (const std::string &w : splitWords(kc.args)) {
+      Expected<ArgType> t = parseArgType(w);
+      if (!t.ok())
+        return fail("replay: " + tk.name + ": argument type '" + w + "': " + t.error().message());
+      b.args.push_back(*t);
+    }
+    // The user's flags that matter to device code (defines, includes).
+    for (const std::string &w : setup.build)
+      if (w.rfind("-D", 0) == 0 || w.rfind("-I", 0) == 0 || w.rfind("-std", 0) == 0 ||
+          w == "--use_fast_math")
+        b.flags.push_back(w);
+    std::string dir(llvm::sys::path::parent_path(input.file));
+    b.flags.push_back("-I" + (dir.empty() ? std::string(".") : dir));
+    f.originalSource = input.code;
+    b.hasReference = kc.haveReference;
+    b.reference.entry = kc.referenceEntry;
+    f.referenceSource = kc.referenceSource;
+    f.reductionLength = kc.haveReference ? 0 : kc.reductionLength;
+    f.captures = {captureFile};
+    for (size_t i : idx) {
+      const Candidate &c = cands[i];
+      VariantSpec v;
+      v.id = c.id;
+      v.entry = mangledIn(input, c.variant.source, tk.name, kc.entry);
+      v.fastMath = c.variant.fastMath;
+      v.launch = replayLaunch(c.variant.plan, kc.launches.front());
+      b.variants.push_back(v);
+      f.variantSources.push_back(c.variant.source);
+    }
+    std::string bdir = work + "/b" + std::to_string(batch) + "-" + std::to_string(k);
+    if (Status s = writeKernelBundle(bdir, std::move(f)); !s.ok())
+      return fail("replay: " + s.message());
+    std::vector<std::string> argv = {findEval(options), bdir, "-o", bdir + "/results.txt",
+                                     "--seed", std::to_string(batch)};
+    argv.insert(argv.end(), options.evalArgs.begin(), options.evalArgs.end());
+    ProcessResult pr = runProcess(argv, options.evalTimeout);
+    if (!pr.exited || pr.exitCode != 0)
+      return fail("replay: cudal1-eval " + bdir + " failed (" + pr.describe() +
+                  "): " + pr.output.substr(pr.output.size() > 2000 ? pr.output.size() - 2000 : 0));
+    Expected<EvalResults> res = readResults(bdir + "/results.txt");
+    if (!res.ok())
+      return fail("replay: " + res.error().message());
+    gpu = res->gpu;
+    const VariantResult &orig = res->results.front();
+    for (size_t i : idx) {
+      const VariantResult *v = res->find(cands[i].id);
+      out[i] = v ? toCandidateResult(*v, orig) : CandidateResult{};
+      out[i].judge = v && v->verifyMode.rfind("fallback", 0) == 0 ? Judge::ReplayFallback
+                                                               : Judge::ReplayReference;
+      out[i].details.push_back("judged by replay of " + std::to_string(kc.launches.size()) +
+                               " captured launch(es); times are the kernel's own");
+    }
+  }
+  return out;
+}
+
+JudgingEvaluator::JudgingEvaluator(VariantEvaluator &r,
+                                   std::function<std::string(const Candidate &)> ok,
+                                   VariantEvaluator &p,
+                                   std::function<void(const std::string &)> n)
+    : replay(r), program(p), replayable(std::move(ok)), note(std::move(n)) {}
+
+std::string JudgingEvaluator::gpuName() const {
+  std::string g = program.gpuName();
+  return g.empty() ? replay.gpuName() : g;
+}
+
+llvm::Expected<std::vector<CandidateResult>>
+JudgingEvaluator::evaluate(const std::vector<Candidate> &cands) {
+  std::vector<Candidate> toReplay, toProgram;
+  std::vector<size_t> replayAt, programAt;
+  for (size_t i = 0; i < cands.size(); ++i) {
+    std::string why = replayable(cands[i]);
+    if (why.empty()) {
+      toReplay.push_back(cands[i]);
+      replayAt.push_back(i);
+    } else {
+      toProgram.push_back(cands[i]);
+      programAt.push_back(i);
+    }
+  }
+  std::vector<CandidateResult> out(cands.size());
+  if (!toReplay.empty()) {
+    llvm::Expected<std::vector<CandidateResult>> r = replay.evaluate(toReplay);
+    if (!r) {
+      if (note)
+        note("replay failed, judging its " + std::to_string(toReplay.size()) +
+             " variant(s) as whole programs: " + llvm::toString(r.takeError()));
+      for (size_t j = 0; j < toReplay.size(); ++j) {
+        toProgram.push_back(toReplay[j]);
+        programAt.push_back(replayAt[j]);
+      }
+    } else {
+      for (size_t j = 0; j < r->size(); ++j)
+        out[replayAt[j]] = std::move((*r)[j]);
+    }
+  }
+  if (!toProgram.empty()) {
+    llvm::Expected<std::vector<CandidateResult>> p = program.evaluate(toProgram);
+    if (!p)
+      return p.takeError();
+    for (size_t j = 0; j < p->size(); ++j) {
+      out[programAt[j]] = std::move((*p)[j]);
+      out[programAt[j]].judge = Judge::Program;
+    }
+  }
+  return out;
+}
+
+} // namespace cudal1

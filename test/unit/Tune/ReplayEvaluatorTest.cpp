@@ -1,0 +1,223 @@
+// The judge per plan (issue 15 item 3): which plans replay, the launch
+// configuration a replayed launch-level plan gets, the kernel bundle written
+// for a known input, and the judging evaluator's dispatch with scripted
+// evaluators.
+#include "cudal1/Tune/ReplayEvaluator.h"
+
+#include "llvm/Support/FileSystem.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+using namespace cudal1;
+
+namespace {
+
+Plan plan(const std::string &text) {
+  llvm::Expected<Plan> p = parsePlan(text);
+  EXPECT_TRUE(bool(p)) << (p ? "" : llvm::toString(p.takeError()));
+  return p ? *p : Plan{};
+}
+
+TEST(ReplayEvaluator, KernelAndLaunchConfigPlansReplay) {
+  EXPECT_EQ(whyNotReplayable(plan("@k: warp-reduce"), 1), "");
+  EXPECT_EQ(whyNotReplayable(plan("@k: restrict; @k: unroll(loop=0, factor=4)"), 1), "");
+  EXPECT_EQ(whyNotReplayable(plan("@k: launch-config(block=128)"), 1), "");
+  EXPECT_EQ(whyNotReplayable(plan("@k: coarsen(factor=2)"), 1), "");
+  // One launch of several cannot be told apart in the captures.
+  EXPECT_NE(whyNotReplayable(plan("@#3: launch-config(block=128)"), 2), "");
+  EXPECT_EQ(whyNotReplayable(plan("@#3: launch-config(block=128)"), 1), "");
+  // Host plans stay at program level.
+  EXPECT_NE(whyNotReplayable(plan("@k: fuse"), 1), "");
+  EXPECT_NE(whyNotReplayable(plan("@k: streams"), 1), "");
+  EXPECT_NE(whyNotReplayable(plan("@loop#0: graph"), 1), "");
+  EXPECT_NE(whyNotReplayable(plan("@sync#0: drop-sync"), 1), "");
+  EXPECT_NE(whyNotReplayable(plan("@k: warp-reduce; @sync#0: drop-sync"), 1), "");
+  EXPECT_NE(whyNotReplayable(Plan{}, 1), "");
+}
+
+TEST(ReplayEvaluator, LaunchOverrideFollowsThePass) {
+  CapturedLaunch c;
+  c.grid[0] = 4096;
+  c.block[0] = 256;
+  LaunchOverride none = replayLaunch(plan("@k: warp-reduce"), c);
+  EXPECT_FALSE(none.hasGrid);
+  EXPECT_FALSE(none.hasBlock);
+  // The same threads in blocks of 96, rounded up: (4096*256 + 95) / 96.
+  LaunchOverride lc = replayLaunch(plan("@k: launch-config(block=96)"), c);
+  ASSERT_TRUE(lc.hasGrid && lc.hasBlock);
+  EXPECT_EQ(lc.block[0], 96u);
+  EXPECT_EQ(lc.grid[0], (4096u * 256u + 95u) / 96u);
+  EXPECT_EQ(lc.grid[1], 1u);
+  LaunchOverride co = replayLaunch(plan("@k: coarsen(factor=3)"), c);
+  ASSERT_TRUE(co.hasGrid && co.hasBlock);
+  EXPECT_EQ(co.grid[0], (4096u + 2) / 3);
+  EXPECT_EQ(co.block[0], 256u);
+  LaunchOverride both = replayLaunch(plan("@k: launch-config(block=32x8); @k: coarsen(factor=2)"), c);
+  EXPECT_EQ(both.block[0], 32u);
+  EXPECT_EQ(both.block[1], 8u);
+  EXPECT_EQ(both.grid[0], (4096u * 256u / 32u + 1) / 2);
+}
+
+std::string slurp(const std::string &p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(ReplayEvaluator, KernelBundleForAKnownInput) {
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("replay-bundle", dir));
+  std::string cap = std::string(dir) + "/in.capture";
+  {
+    CaptureFile cf;
+    CapturedLaunch l;
+    l.kernelKey = "kkey";
+    cf.launches.push_back(l);
+    ASSERT_TRUE(writeCaptureFile(cap, cf).ok());
+  }
+  KernelBundleFiles f;
+  f.bundle.kernelKey = "kkey";
+  f.bundle.entry = "_Z5sumsqPKfPfi";
+  f.bundle.compiler = "nvcc";
+  for (const char *a : {"f32*", "f32*", "i32"})
+    f.bundle.args.push_back(*parseArgType(a));
+  f.bundle.hasReference = true;
+  f.bundle.reference.entry = "sumsq_ref";
+  f.originalSource = "original";
+  f.referenceSource = "reference";
+  VariantSpec v;
+  v.id = "v001";
+  v.entry = "_Z5sumsqPKfPfi";
+  v.launch = replayLaunch(plan("@sumsq: launch-config(block=128)"), [] {
+    CapturedLaunch c;
+    c.grid[0] = 8;
+    c.block[0] = 256;
+    return c;
+  }());
+  f.bundle.variants.push_back(v);
+  f.variantSources.push_back("variant");
+  f.captures.push_back(cap);
+  std::string out = std::string(dir) + "/b";
+  ASSERT_TRUE(writeKernelBundle(out, f).ok());
+  EXPECT_EQ(slurp(out + "/original.cu"), "original");
+  EXPECT_EQ(slurp(out + "/reference.cu"), "reference");
+  EXPECT_EQ(slurp(out + "/v001.cu"), "variant");
+  // The evaluator reads it back as written.
+  Expected<Bundle> b = readBundle(out);
+  ASSERT_TRUE(b.ok()) << b.error().message();
+  EXPECT_EQ(b->kernelKey, "kkey");
+  EXPECT_EQ(b->entry, "_Z5sumsqPKfPfi");
+  EXPECT_EQ(b->compiler, "nvcc");
+  ASSERT_TRUE(b->hasReference);
+  EXPECT_EQ(b->reference.entry, "sumsq_ref");
+  ASSERT_EQ(b->captures.size(), 1u);
+  ASSERT_EQ(b->variants.size(), 1u);
+  EXPECT_TRUE(b->variants[0].launch.hasBlock);
+  EXPECT_EQ(b->variants[0].launch.block[0], 128u);
+  EXPECT_EQ(b->variants[0].launch.grid[0], 16u);
+  EXPECT_NE(slurp(out + "/manifest.txt").find("args f32* f32* i32"), std::string::npos);
+  // Without a reference: the fallback's reduction length.
+  f.bundle.hasReference = false;
+  f.reductionLength = 1 << 20;
+  std::string out2 = std::string(dir) + "/c";
+  ASSERT_TRUE(writeKernelBundle(out2, f).ok());
+  Expected<Bundle> c = readBundle(out2);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_FALSE(c->hasReference);
+  EXPECT_EQ(c->tolerance.reductionLength, 1 << 20);
+  llvm::sys::fs::remove_directories(dir);
+}
+
+/// Says which plans it saw and answers with a fixed judge.
+class Scripted : public VariantEvaluator {
+public:
+  explicit Scripted(Judge j, bool failing = false) : judge(j), failing(failing) {}
+  std::vector<std::string> seen;
+  llvm::Expected<std::vector<CandidateResult>>
+  evaluate(const std::vector<Candidate> &cs) override {
+    if (failing)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "no capture");
+    std::vector<CandidateResult> out;
+    for (const Candidate &c : cs) {
+      seen.push_back(c.id);
+      CandidateResult r;
+      r.outcome = Outcome::Ok;
+      r.judge = judge;
+      r.speedup = judge == Judge::Program ? 1.1 : 30;
+      out.push_back(r);
+    }
+    return out;
+  }
+  std::string gpuName() const override { return "NVIDIA H200"; }
+  Judge judge;
+  bool failing;
+};
+
+Candidate cand(const std::string &id, size_t kernel, const std::string &text) {
+  Candidate c;
+  c.id = id;
+  c.kernel = kernel;
+  c.variant.plan = plan(text);
+  return c;
+}
+
+TEST(JudgingEvaluator, ChoosesTheJudgePerPlan) {
+  Scripted replay(Judge::ReplayReference), program(Judge::Program);
+  std::vector<std::string> notes;
+  JudgingEvaluator j(
+      replay,
+      [](const Candidate &c) {
+        return c.kernel == kCombination ? std::string("a combination")
+                                        : whyNotReplayable(c.variant.plan, 1);
+      },
+      program, [&](const std::string &m) { notes.push_back(m); });
+  std::vector<Candidate> cs = {cand("v1", 0, "@sum_squares: warp-reduce"),
+                               cand("v2", 1, "@scale: fuse"),
+                               cand("v3", 0, "@sum_squares: launch-config(block=128)"),
+                               cand("v4", 2, "@sync#0: drop-sync"),
+                               cand("combined", kCombination, "@sum_squares: warp-reduce")};
+  llvm::Expected<std::vector<CandidateResult>> r = j.evaluate(cs);
+  ASSERT_TRUE(bool(r));
+  ASSERT_EQ(r->size(), 5u);
+  EXPECT_EQ((*r)[0].judge, Judge::ReplayReference);
+  EXPECT_EQ((*r)[1].judge, Judge::Program);
+  EXPECT_EQ((*r)[2].judge, Judge::ReplayReference);
+  EXPECT_EQ((*r)[3].judge, Judge::Program);
+  EXPECT_EQ((*r)[4].judge, Judge::Program);
+  EXPECT_EQ(replay.seen, (std::vector<std::string>{"v1", "v3"}));
+  EXPECT_EQ(program.seen, (std::vector<std::string>{"v2", "v4", "combined"}));
+  EXPECT_TRUE(notes.empty());
+}
+
+TEST(JudgingEvaluator, ReplayFailureFallsBackToProgram) {
+  Scripted replay(Judge::ReplayReference, /*failing=*/true), program(Judge::Program);
+  std::vector<std::string> notes;
+  JudgingEvaluator j(
+      replay, [](const Candidate &c) { return whyNotReplayable(c.variant.plan, 1); }, program,
+      [&](const std::string &m) { notes.push_back(m); });
+  llvm::Expected<std::vector<CandidateResult>> r =
+      j.evaluate({cand("v1", 0, "@k: warp-reduce"), cand("v2", 0, "@k: fuse")});
+  ASSERT_TRUE(bool(r));
+  EXPECT_EQ((*r)[0].judge, Judge::Program);
+  EXPECT_EQ((*r)[1].judge, Judge::Program);
+  EXPECT_EQ(program.seen, (std::vector<std::string>{"v2", "v1"}));
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("no capture"), std::string::npos);
+}
+
+TEST(JudgeMode, Parses) {
+  JudgeMode m;
+  EXPECT_TRUE(parseJudgeMode("auto", m));
+  EXPECT_EQ(m, JudgeMode::Auto);
+  EXPECT_TRUE(parseJudgeMode("replay", m));
+  EXPECT_EQ(m, JudgeMode::Replay);
+  EXPECT_TRUE(parseJudgeMode("program", m));
+  EXPECT_EQ(m, JudgeMode::Program);
+  EXPECT_FALSE(parseJudgeMode("kernel", m));
+}
+
+} // namespace
