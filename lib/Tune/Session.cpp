@@ -125,6 +125,18 @@ ProgramSetup programSetup(const RewriteInput &in, const std::string &buildCmd,
   return s;
 }
 
+namespace {
+/// How kernel k's best plan was judged ("" when it kept the original).
+std::string bestJudge(const TuneResult &r, size_t k, const Plan &plan) {
+  if (plan.steps.empty())
+    return "";
+  for (const TuneRecord &rec : r.records)
+    if (rec.candidate.kernel == k && rec.candidate.variant.plan == plan)
+      return judgeName(rec.result.judge);
+  return "";
+}
+} // namespace
+
 std::string formatSessionSummary(const TuneResult &r) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -138,8 +150,12 @@ std::string formatSessionSummary(const TuneResult &r) {
     std::string sp =
         plan.empty() ? "-"
                      : llvm::formatv("{0:F3}x [{1:F3}, {2:F3}]", b.speedup, b.lo, b.hi).str();
-    os << llvm::format("%-24s %6u %7u  %-28s %s\n", b.kernel.c_str(), b.tried, b.correct,
-                       sp.c_str(), plan.empty() ? "(original kept)" : plan.c_str());
+    std::string judge = bestJudge(r, size_t(&b - r.best.data()), b.plan);
+    if (!judge.empty())
+      judge = "  (" + judge + ")";
+    os << llvm::format("%-24s %6u %7u  %-28s %s%s\n", b.kernel.c_str(), b.tried, b.correct,
+                       sp.c_str(), plan.empty() ? "(original kept)" : plan.c_str(),
+                       judge.c_str());
   }
   std::map<std::string, unsigned> outcomes;
   for (const TuneRecord &rec : r.records)
@@ -153,6 +169,13 @@ std::string formatSessionSummary(const TuneResult &r) {
   else
     os << llvm::formatv("result: {0:F3}x [{1:F3}, {2:F3}] (whole program) with '{3}'\n",
                         r.finalSpeedup, r.finalLo, r.finalHi, printPlan(r.finalPlan));
+  bool replayed = false;
+  for (size_t k = 0; k < r.best.size(); ++k)
+    replayed |= bestJudge(r, k, r.best[k].plan).rfind("replay", 0) == 0;
+  if (replayed)
+    os << "speedups judged by replay (replay-reference, replay-fallback) are of the kernel's "
+          "own time over its captured launches; the others of the whole program's\n";
+  else
   os << "speedups are of the whole program's measured time with the plan applied\n";
   return text;
 }
@@ -214,6 +237,8 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
   // proposal, and with it the exemplars of earlier sessions on it.
   std::string gpu;
   std::unique_ptr<ProgramEvaluator> programEvaluator;
+  std::unique_ptr<ReplayEvaluator> replayEvaluator;
+  std::unique_ptr<JudgingEvaluator> judgingEvaluator;
   if (o.mode == SessionOptions::Tune) {
     if (!evaluator) {
       gpu = queryGpuName();
@@ -227,6 +252,20 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
       po.screenRuns = int(std::max(1u, o.screen));
       programEvaluator = std::make_unique<ProgramEvaluator>(o.setup, po, keys, names);
       evaluator = programEvaluator.get();
+      // Kernel-level plans by replay (lib/Tune/ReplayEvaluator.cpp); the
+      // capture runs at the first such plan, and a kernel it cannot
+      // capture stays at program level with a note.
+      if (o.judge != JudgeMode::Program) {
+        ReplayOptions ro;
+        ro.arch = o.arch;
+        ro.note = note;
+        replayEvaluator = std::make_unique<ReplayEvaluator>(in, *space, o.setup, ro);
+        judgingEvaluator = std::make_unique<JudgingEvaluator>(
+            *replayEvaluator,
+            [r = replayEvaluator.get()](const Candidate &c) { return r->accepts(c); },
+            *programEvaluator, note);
+        evaluator = judgingEvaluator.get();
+      }
     } else {
       gpu = evaluator->gpuName();
     }

@@ -97,6 +97,12 @@ cl::opt<unsigned> screen("screen",
                          cl::desc("--tune with --race: rank by the median of N runs per variant "
                                   "(default 1: the verification run)"),
                          cl::init(1), cl::cat(category));
+cl::opt<cudal1::JudgeMode> judgeMode(
+    "judge", cl::desc("--tune: how plans are judged (docs/Tuning.md)"),
+    cl::values(clEnumValN(cudal1::JudgeMode::Auto, "auto", "kernel plans by replay when captured (default)"),
+               clEnumValN(cudal1::JudgeMode::Replay, "replay", "the same"),
+               clEnumValN(cudal1::JudgeMode::Program, "program", "every plan as a whole program")),
+    cl::init(cudal1::JudgeMode::Auto), cl::cat(category));
 cl::opt<std::string> strategyName("strategy", cl::desc("heuristic (default) or random"),
                                   cl::init("heuristic"), cl::cat(category));
 cl::opt<unsigned> seed("seed", cl::desc("Seed of the random strategy"), cl::init(1),
@@ -208,6 +214,7 @@ int runTuning(const cudal1::RewriteInput &in) {
   so.timeLimit = timeLimit;
   so.race = race;
   so.screen = screen;
+  so.judge = judgeMode;
   so.strategy = strategyName;
   so.seed = seed;
   so.setup = cudal1::programSetup(in, buildCmd, runCmd, so.arch);

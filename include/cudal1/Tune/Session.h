@@ -7,6 +7,7 @@
 
 #include "cudal1/Rewrite/PlanDriver.h"
 #include "cudal1/Tune/ProgramEvaluator.h"
+#include "cudal1/Tune/ReplayEvaluator.h"
 #include "cudal1/Tune/Tuner.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -30,6 +31,9 @@ struct SessionOptions {
   double timeLimit = 0;
   unsigned race = 0;   ///< --tune: time only this many per round (0: all)
   unsigned screen = 1; ///< --tune: runs per variant that rank the race
+  /// --tune: kernel-level plans judged by replay of captured launches
+  /// (auto, replay) or every plan as a whole program (issue 15).
+  JudgeMode judge = JudgeMode::Auto;
   std::string strategy = "heuristic";
   uint64_t seed = 1;
   /// Replaces `strategy` when set (tests; a tool with a strategy of its own).
