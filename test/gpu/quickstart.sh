@@ -2,7 +2,9 @@
 # The README's quickstart on a GPU (issue 7): tune the bundled example at
 # budget 32 and check that what comes out is usable.
 #   quickstart.sh CUDAL1-OPT|"" CUDAL1-EVAL EXAMPLE.cu WORK-DIR
-# With cudal1-opt (a full build): `cudal1-opt --tune`, then the tuned source
+# With cudal1-opt (a full build): `cudal1-opt --tune` (kernel plans judged by
+# replay: sum_squares' warp-reduce must win against the double reference),
+# then the tuned source
 # must build with nvcc and print the original's checksum, the database must
 # hold the measurements, the report must be written, and the database's
 # plans applied as the plugin applies them (`--apply`) must give the tuned
@@ -28,6 +30,14 @@ if [ -n "$opt" ] && [ -x "$opt" ]; then
   cat "$work/tune.log"
   echo "tuning wall time: $(($(date +%s) - start)) s"
   grep -q '^result: ' "$work/tune.log" || fail "no result line"
+  # Issue 15: the float-atomic sum's warp-reduce, rejected as wrong at program
+  # level (the float original is the less accurate one), must win by replay
+  # against the derived double reference (about 30x at kernel level).
+  ss=$(grep -E '^sum_squares ' "$work/tune.log" | head -1)
+  echo "$ss" | grep -q 'warp-reduce.*(replay-reference)' ||
+    fail "sum_squares: warp-reduce was not taken by replay against the double reference: $ss"
+  sp=$(echo "$ss" | awk '{print $4}' | tr -d x)
+  awk -v s="$sp" 'BEGIN { exit !(s > 5) }' || fail "sum_squares: warp-reduce only ${sp}x at kernel level"
   test -s "$work/report.html" || fail "no report"
   "$opt" --db-stats --db "$work/tune.db" > "$work/stats.txt" 2>&1 || fail "--db-stats"
   cat "$work/stats.txt"
