@@ -49,6 +49,25 @@ std::vector<Measurement> measurementsOf(const TuneSpace &space, const TuneResult
       m.proposalProbability = rec.candidate.probability;
     ms.push_back(m);
   }
+  if (r.check) {
+    // The check is a measurement of its own: the final plan, whole program.
+    const ReproCheck &c = *r.check;
+    Measurement m;
+    m.kernelKey = "program:" + llvm::sys::path::filename(space.file).str();
+    m.kernelName = "(reproducibility check)";
+    m.plan = printPlan(c.passed ? r.finalPlan : r.rejectedPlan);
+    m.gpu = gpu;
+    m.shape = kAnyShape.str();
+    m.outcome = outcomeName(c.outcome);
+    if (c.speedup > 0) {
+      m.speedup = c.speedup;
+      m.speedupLo = c.checkedLo;
+      m.speedupHi = c.checkedHi;
+    }
+    m.session = session;
+    m.judge = judgeName(Judge::Program);
+    ms.push_back(m);
+  }
   return ms;
 }
 

@@ -8,6 +8,7 @@
 #include "cudal1/Report/TuneReport.h"
 #include "cudal1/Support/AtomicFile.h"
 #include "cudal1/Tune/Record.h"
+#include "cudal1/Tune/Reproduce.h"
 #include "cudal1/Tune/SplitPath.h"
 #include "cudal1/TuneDB/TuneDB.h"
 
@@ -112,6 +113,17 @@ SessionStatus finish(const RewriteInput &in, const SessionOptions &o, TuneDB *db
 
 } // namespace
 
+void applyCheck(TuneResult &r, const ReproCheck &check) {
+  r.check = check;
+  if (check.passed)
+    return;
+  r.rejectedPlan = r.finalPlan;
+  r.finalPlan = Plan{};
+  r.finalKernels.clear();
+  for (KernelBest &b : r.best)
+    b.inFinal = false;
+}
+
 ProgramSetup programSetup(const RewriteInput &in, const std::string &buildCmd,
                           const std::string &runCmd, const std::string &arch) {
   ProgramSetup s;
@@ -164,11 +176,28 @@ std::string formatSessionSummary(const TuneResult &r) {
   for (const auto &o : outcomes)
     os << " " << o.first << "=" << o.second;
   os << "\n";
-  if (r.finalPlan.steps.empty())
+  if (r.finalPlan.steps.empty() && !r.rejectedPlan.steps.empty())
+    os << "result: the best plan did not hold up in the reproducibility check; the original "
+          "is kept\n";
+  else if (r.finalPlan.steps.empty())
     os << "result: no variant was faster; the original is kept\n";
   else
     os << llvm::formatv("result: {0:F3}x [{1:F3}, {2:F3}] (whole program) with '{3}'\n",
                         r.finalSpeedup, r.finalLo, r.finalHi, printPlan(r.finalPlan));
+  if (r.check) {
+    const ReproCheck &c = *r.check;
+    std::string plan = printPlan(c.passed ? r.finalPlan : r.rejectedPlan);
+    if (c.outcome == Outcome::Ok && c.speedup > 0)
+      os << llvm::formatv("reproducibility check: {0:F3}x [{1:F3}, {2:F3}], original drift "
+                          "{3:F1}%, checked interval [{4:F3}, {5:F3}]: {6}\n",
+                          c.speedup, c.lo, c.hi, 100 * c.drift, c.checkedLo, c.checkedHi,
+                          c.passed ? "passed" : "failed, the original is kept");
+    else
+      os << "reproducibility check: " << outcomeName(c.outcome) << " (" << c.detail
+         << "): failed, the original is kept\n";
+    if (!c.passed)
+      os << "rejected plan: '" << plan << "'\n";
+  }
   bool replayed = false;
   for (size_t k = 0; k < r.best.size(); ++k)
     replayed |= bestJudge(r, k, r.best[k].plan).rfind("replay", 0) == 0;
@@ -323,6 +352,26 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
   llvm::Expected<TuneResult> r = tuner.run(*evaluator);
   if (!r)
     return failed(SessionStatus::InputError, llvm::toString(r.takeError()));
+  // 6. The final plan once more, as a whole program, in a measurement of its
+  // own with more rounds: used only if it holds up there.
+  if (!r->finalPlan.steps.empty()) {
+    if (o.progress)
+      o.progress("reproducibility check of the final plan");
+    std::unique_ptr<ProgramEvaluator> checker;
+    VariantEvaluator *judge = evaluator;
+    if (programEvaluator) {
+      ProgramEvalOptions po;
+      po.maxRounds = 30;
+      po.seed = 7;
+      checker = std::make_unique<ProgramEvaluator>(o.setup, po, keys, names);
+      judge = checker.get();
+    }
+    llvm::Expected<ReproCheck> check = checkReproducible(in, r->finalPlan, *judge);
+    if (!check)
+      return failed(SessionStatus::InputError,
+                    "reproducibility check: " + llvm::toString(check.takeError()));
+    applyCheck(*r, *check);
+  }
   ctx.date = utcTimestamp();
   ctx.timeRegex = o.setup.timeRegex;
   if (programEvaluator)

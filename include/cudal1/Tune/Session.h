@@ -68,6 +68,10 @@ ProgramSetup programSetup(const RewriteInput &input, const std::string &buildCmd
 SessionStatus runSession(const RewriteInput &input, const SessionOptions &options,
                          VariantEvaluator *evaluator, TuneDB *db);
 
+/// Takes the reproducibility check into the result: a failed check empties
+/// the final plan (and with it every best choice of this session).
+void applyCheck(TuneResult &result, const ReproCheck &check);
+
 /// The table printed at the end of a session.
 std::string formatSessionSummary(const TuneResult &result);
 

@@ -95,6 +95,16 @@ struct KernelBest {
   bool inFinal = false;
 };
 
+/// The final plan measured once more on its own (checkReproducible).
+struct ReproCheck {
+  Outcome outcome = Outcome::NotRun;
+  double speedup = 0, lo = 0, hi = 0; ///< as measured
+  double drift = 0;                   ///< the original's, in the same measurement
+  double checkedLo = 0, checkedHi = 0; ///< the interval widened by the drift
+  bool passed = false;
+  std::string detail;
+};
+
 struct TuneResult {
   std::vector<TuneRecord> records;
   std::vector<KernelBest> best; ///< per kernel of the space
@@ -102,6 +112,10 @@ struct TuneResult {
   /// plans, else the single best one; empty when nothing was faster.
   Plan finalPlan;
   double finalSpeedup = 1, finalLo = 1, finalHi = 1;
+  /// The final plan measured again on its own; when it did not pass, the
+  /// final plan is empty and `rejectedPlan` holds what it was.
+  std::optional<ReproCheck> check;
+  Plan rejectedPlan;
   /// The kernels (indices into `best`) whose plans the final plan holds.
   std::vector<size_t> finalKernels;
   unsigned rounds = 0, refused = 0;

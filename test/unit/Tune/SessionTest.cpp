@@ -2,6 +2,7 @@
 // database records, and a second session's strategy sees what the first
 // one left there (features and exemplars) in its KernelState.
 #include "cudal1/Frontend/CompileFlags.h"
+#include "cudal1/Tune/Reproduce.h"
 #include "cudal1/Tune/Session.h"
 #include "cudal1/TuneDB/TuneDB.h"
 
@@ -153,4 +154,62 @@ TEST_F(SessionTest, AnUnknownStrategyIsAUsageError) {
   SessionStatus st = runSession(input(), o, &ev, nullptr);
   EXPECT_EQ(st.kind, SessionStatus::UsageError);
   EXPECT_NE(st.message.find("oracle"), std::string::npos) << st.message;
+}
+
+namespace {
+/// Every plan 1.2x in the tuning rounds; in the reproducibility check the
+/// original speeds up by 23% from its first to its last rounds (what the
+/// machine did, not the plan), which the check's interval must absorb.
+class Drifting : public Scripted {
+public:
+  llvm::Expected<std::vector<CandidateResult>>
+  evaluate(const std::vector<Candidate> &cs) override {
+    std::vector<CandidateResult> out;
+    for (const Candidate &c : cs) {
+      CandidateResult r;
+      r.outcome = Outcome::Ok;
+      r.timed = r.faster = true;
+      r.speedup = 1.2;
+      r.lo = 1.19;
+      r.hi = 1.21;
+      if (c.id == "check")
+        r.baselineSamplesMs = {13, 13, 13, 12, 11, 11, 10, 10, 10};
+      out.push_back(r);
+    }
+    return out;
+  }
+};
+} // namespace
+
+TEST_F(SessionTest, AGainThatWasDriftFailsTheReproducibilityCheck) {
+  llvm::Expected<TuneDB> db = TuneDB::open(dir + "/tune.db");
+  ASSERT_TRUE(bool(db)) << llvm::toString(db.takeError());
+  Drifting ev;
+  std::string log;
+  SessionStatus st = runSession(input(), options(log), &ev, &*db);
+  ASSERT_EQ(st.kind, SessionStatus::Ok) << st.message;
+  EXPECT_NE(log.find("reproducibility check: 1.200x [1.190, 1.210], original drift 23.1%, checked interval [0.975, 1.477]: failed"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("did not hold up in the reproducibility check"), std::string::npos) << log;
+  // Nothing was chosen, and the check itself is a measurement.
+  llvm::Expected<std::vector<TuneDB::TunedKernel>> tuned = db->tunedKernels("");
+  ASSERT_TRUE(bool(tuned)) << llvm::toString(tuned.takeError());
+  for (const TuneDB::TunedKernel &k : *tuned)
+    EXPECT_EQ(k.plan, "") << k.name;
+  bool recorded = false;
+  llvm::Error e = db->forEachMeasurement([&](const Measurement &m) {
+    // Under the file's program entry, with the interval widened by the drift.
+    recorded |= llvm::StringRef(m.kernelKey).starts_with("program:") &&
+                m.speedupLo.value_or(2) < 1.0;
+    return llvm::Error::success();
+  });
+  ASSERT_FALSE(bool(e)) << llvm::toString(std::move(e));
+  EXPECT_TRUE(recorded);
+}
+
+TEST(Reproduce, DriftIsTheLastThirdAgainstTheFirst) {
+  EXPECT_NEAR(originalDrift({10, 10, 10, 12, 12, 12, 11, 11, 11}), 0.1, 1e-12);
+  EXPECT_DOUBLE_EQ(originalDrift({5, 5}), 0);
+  EXPECT_DOUBLE_EQ(originalDrift({}), 0);
 }
