@@ -288,13 +288,14 @@ std::string timingPlotFor(PageState &st, const ReportKernel &k) {
 
 void variantTable(std::string &o, const PageState &st,
                   const std::vector<const ReportVariant *> &vs) {
-  o += "<table><thead><tr><th>id</th><th>plan</th><th>outcome</th>"
+  o += "<table><thead><tr><th>id</th><th>plan</th><th>outcome</th><th>judge</th>"
        "<th class=\"num\">time (ms)</th><th class=\"num\">speedup [95% "
        "interval]</th><th class=\"num\">samples</th><th "
        "class=\"num\">roofline</th><th>detail</th></tr></thead><tbody>\n";
   for (const ReportVariant *v : vs) {
     o += "<tr><td><code>" + htmlEscape(v->id) + "</code></td><td class=\"plan\"><code>" +
-         htmlEscape(v->plan) + "</code></td><td>" + outcomeBadge(*v) + "</td>";
+         htmlEscape(v->plan) + "</code></td><td>" + outcomeBadge(*v) + "</td><td>" +
+         htmlEscape(v->judge.empty() ? std::string("-") : v->judge) + "</td>";
     if (v->timed)
       o += "<td class=\"num\">" + ms(v->timeMs) + "</td><td class=\"num\">" +
            intervalText(v->speedup, v->lo, v->hi) + "</td><td class=\"num\">" +

@@ -22,6 +22,17 @@ ReportVariant toReportVariant(const TuneRecord &rec) {
   v.timeMs = rec.result.timeMs;
   v.samplesMs = rec.result.samplesMs;
   v.batch = rec.round;
+  switch (rec.result.judge) {
+  case Judge::Program:
+    v.judge = "program";
+    break;
+  case Judge::ReplayReference:
+    v.judge = "replay-reference";
+    break;
+  case Judge::ReplayFallback:
+    v.judge = "replay-fallback";
+    break;
+  }
   if (!rec.result.details.empty())
     v.detail = rec.result.details.front();
   return v;

@@ -26,6 +26,12 @@ std::string formatTuneDBStats(const TuneDBStats &st, StringRef path) {
   os << "measurements: " << st.measurements << "\n";
   for (const auto &[outcome, n] : st.measurementsByOutcome)
     os << "  " << outcome << ": " << n << "\n";
+  if (!st.measurementsByJudge.empty()) {
+    os << "measurements by judge:";
+    for (const auto &[judge, n] : st.measurementsByJudge)
+      os << " " << judge << "=" << n;
+    os << "\n";
+  }
   os << "best choices: " << st.best;
   if (st.bestOriginal)
     os << " (" << st.bestOriginal << " keep the original)";

@@ -1124,6 +1124,14 @@ Expected<TuneDBStats> TuneDB::stats() {
                            {columnText(s, 0), sqlite3_column_int64(s, 1)});
                      }))
     return std::move(e);
+  // The judge column came with a migration: an older file has none.
+  if (Error e = rows("SELECT judge, count(*) FROM measurements GROUP BY judge "
+                     "ORDER BY count(*) DESC, judge",
+                     [&](sqlite3_stmt *s) {
+                       st.measurementsByJudge.push_back(
+                           {columnText(s, 0), sqlite3_column_int64(s, 1)});
+                     }))
+    llvm::consumeError(std::move(e));
   if (Error e = rows("SELECT g.name, g.arch, "
                      "(SELECT count(*) FROM measurements m WHERE m.gpu_id = g.id), "
                      "(SELECT count(*) FROM best b WHERE b.gpu_id = g.id) "
