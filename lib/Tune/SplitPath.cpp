@@ -17,6 +17,10 @@ llvm::Expected<BundleRound> absorbBundle(const std::string &dir, const TuneSpace
   cudal1::Expected<EvalResults> res = readResults(dir + "/results.txt");
   if (!res.ok())
     return fail(res.error());
+  // Results bound to the plan and source they measured: a stale results.txt
+  // beside a newer bundle is refused, not matched by id.
+  if (Status s = checkResultsMatch(dir, *plans, *res); !s.ok())
+    return fail(s);
   if (res->results.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "%s/results.txt: no result for the original", dir.c_str());
