@@ -33,11 +33,15 @@ if [ -n "$opt" ] && [ -x "$opt" ]; then
   # Issue 15: the float-atomic sum's warp-reduce, rejected as wrong at program
   # level (the float original is the less accurate one), must win by replay
   # against the derived double reference (about 30x at kernel level).
-  ss=$(grep -E '^sum_squares ' "$work/tune.log" | head -1)
-  echo "$ss" | grep -q 'warp-reduce.*(replay-reference)' ||
-    fail "sum_squares: warp-reduce was not taken by replay against the double reference: $ss"
-  sp=$(echo "$ss" | awk '{print $4}' | tr -d x)
-  awk -v s="$sp" 'BEGIN { exit !(s > 5) }' || fail "sum_squares: warp-reduce only ${sp}x at kernel level"
+  # The fake GPU of quickstart-script.test cannot capture launches: it sets
+  # CUDAL1_QUICKSTART_REPLAY=0 to check the rest of this script.
+  if [ "${CUDAL1_QUICKSTART_REPLAY:-1}" != 0 ]; then
+    ss=$(grep -E '^sum_squares ' "$work/tune.log" | head -1)
+    echo "$ss" | grep -q 'warp-reduce.*(replay-reference)' ||
+      fail "sum_squares: warp-reduce was not taken by replay against the double reference: $ss"
+    sp=$(echo "$ss" | awk '{print $4}' | tr -d x)
+    awk -v s="$sp" 'BEGIN { exit !(s > 5) }' || fail "sum_squares: warp-reduce only ${sp}x at kernel level"
+  fi
   test -s "$work/report.html" || fail "no report"
   "$opt" --db-stats --db "$work/tune.db" > "$work/stats.txt" 2>&1 || fail "--db-stats"
   cat "$work/stats.txt"
