@@ -104,9 +104,9 @@ bool mentions(const Stmt *s, const VarDecl *v) {
 
 struct Site {
   const CallExpr *call = nullptr;
-  const Stmt *stmt = nullptr;      ///< the statement replaced (the call, or its error check)
+  const Stmt *stmt = nullptr; ///< the statement replaced (the call, or its error check)
   const CompoundStmt *block = nullptr;
-  std::vector<unsigned> launches;  ///< independent launches after it
+  std::vector<unsigned> launches;     ///< independent launches after it
   const Stmt *finishBefore = nullptr; ///< null: at the end of the block
 };
 
@@ -223,8 +223,8 @@ llvm::Error AsyncCopy::apply(TransformContext &ctx, Target t, const PlanStep &) 
   const CallExpr *ce = site.call;
   ctx.rewriter.ReplaceText(r, "static Cudal1AsyncCopy " + var + ";  // cudal1 async-copy\n" +
                                   indent + var + ".start(" + spelled(ast, ce->getArg(0)) + ", " +
-                                  spelled(ast, ce->getArg(1)) + ", " +
-                                  spelled(ast, ce->getArg(2)) + ", 0)");
+                                  spelled(ast, ce->getArg(1)) + ", " + spelled(ast, ce->getArg(2)) +
+                                  ", 0)");
   std::string finish = var + ".finish(0);";
   if (site.finishBefore) {
     SourceLocation at = statementRange(ast, site.finishBefore).getBegin();

@@ -24,9 +24,6 @@ using namespace cudal1;
 
 namespace {
 
-
-
-
 bool isBuiltinVar(const ValueDecl *d) {
   auto *vd = dyn_cast<VarDecl>(d);
   if (!vd || !vd->getDeclContext()->getRedeclContext()->isTranslationUnit())
@@ -43,8 +40,8 @@ public:
     std::string text;   ///< e.g. threadIdx.x
   };
   std::map<unsigned, Member> members;
-  std::set<unsigned> covered;         ///< builtins read through .x/.y/.z
-  std::vector<SourceLocation> refs;   ///< every reference to a builtin
+  std::set<unsigned> covered;       ///< builtins read through .x/.y/.z
+  std::vector<SourceLocation> refs; ///< every reference to a builtin
   std::vector<SourceLocation> volatiles, asms;
 
   bool VisitMSPropertyRefExpr(MSPropertyRefExpr *e) {
@@ -55,9 +52,9 @@ public:
     if (!dre || !isBuiltinVar(dre->getDecl()))
       return true;
     covered.insert(dre->getLocation().getRawEncoding());
-    members[e->getMemberLoc().getRawEncoding()] = {
-        e->getMemberLoc(), dre->getDecl()->getName().str() + "." +
-                               e->getPropertyDecl()->getName().str()};
+    members[e->getMemberLoc().getRawEncoding()] = {e->getMemberLoc(),
+                                                   dre->getDecl()->getName().str() + "." +
+                                                       e->getPropertyDecl()->getName().str()};
     return true;
   }
   bool VisitDeclRefExpr(DeclRefExpr *e) {
@@ -103,8 +100,7 @@ std::string calleeProblem(const FunctionDecl *fd, std::set<const FunctionDecl *>
     BuiltinUses u;
     u.TraverseStmt(const_cast<Stmt *>(def->getBody()));
     if (!u.refs.empty())
-      return "the function " + def->getNameAsString() +
-             " it calls reads the thread or block index";
+      return "the function " + def->getNameAsString() + " it calls reads the thread or block index";
     if (usesWarpIntrinsics(def))
       return "the function " + def->getNameAsString() + " it calls uses warp-level intrinsics";
     if (!u.asms.empty())
@@ -167,7 +163,6 @@ StrideCount countStrides(TransformContext &ctx, unsigned kernel) {
   }
   return c;
 }
-
 
 /// A call in `e` to a function that may have side effects (not constexpr,
 /// not from a system header), or "".
@@ -272,8 +267,7 @@ std::string Coalesce::legality(TransformContext &ctx, Target t) const {
         return "the configuration of launch #" + std::to_string(id) + " calls " + f +
                ", which the rewrite would evaluate more than once";
       if (e->getBeginLoc().isMacroID() || e->getEndLoc().isMacroID())
-        return "the configuration of launch #" + std::to_string(id) +
-               " is written inside a macro";
+        return "the configuration of launch #" + std::to_string(id) + " is written inside a macro";
       if (!ctx.unit.ast().getSourceManager().isInMainFile(e->getBeginLoc()))
         return "launch #" + std::to_string(id) + " is in a header";
     }

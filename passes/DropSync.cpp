@@ -457,8 +457,7 @@ llvm::Error DropSync::apply(TransformContext &ctx, Target t, const PlanStep &) c
   const CallExpr *call = ctx.unit.syncCall(t.sync);
   const Stmt *st = enclosingStatement(ast, call);
   CharSourceRange range = statementRange(ast, st);
-  std::string text =
-      Lexer::getSourceText(range, ast.getSourceManager(), ast.getLangOpts()).str();
+  std::string text = Lexer::getSourceText(range, ast.getSourceManager(), ast.getLangOpts()).str();
   for (size_t p; (p = text.find("*/")) != std::string::npos;)
     text.replace(p, 2, "* /");
   // The `;` after the statement stays: an empty statement keeps any

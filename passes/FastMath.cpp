@@ -21,8 +21,8 @@ namespace {
 
 const llvm::StringMap<std::string> &intrinsics() {
   static const llvm::StringMap<std::string> m = {
-      {"expf", "__expf"},   {"logf", "__logf"},     {"sinf", "__sinf"},
-      {"cosf", "__cosf"},   {"tanf", "__tanf"},     {"powf", "__powf"},
+      {"expf", "__expf"},     {"logf", "__logf"},   {"sinf", "__sinf"},
+      {"cosf", "__cosf"},     {"tanf", "__tanf"},   {"powf", "__powf"},
       {"exp10f", "__exp10f"}, {"log2f", "__log2f"}, {"log10f", "__log10f"}};
   return m;
 }
@@ -61,9 +61,9 @@ public:
     bool ok = f && !dre->hasQualifier() && !dre->getLocation().isMacroID() &&
               f->getDeclContext()->getRedeclContext()->isTranslationUnit() &&
               sm.isInSystemHeader(f->getLocation());
-    Call &c = calls.try_emplace(dre->getLocation().getRawEncoding(),
-                                Call{dre->getLocation(), name, true})
-                  .first->second;
+    Call &c =
+        calls.try_emplace(dre->getLocation().getRawEncoding(), Call{dre->getLocation(), name, true})
+            .first->second;
     c.ok &= ok;
     return true;
   }

@@ -72,7 +72,8 @@ std::string kernelProblem(TransformContext &ctx, unsigned launch) {
   if (k.fromHeader || !ctx.unit.ast().getSourceManager().isWrittenInMainFile(fd->getLocation()))
     return at + "the kernel is not defined in this file";
   if (!fd->getLexicalDeclContext()->isTranslationUnit())
-    return at + "the kernel is declared inside a namespace or class (its body's names resolve there)";
+    return at +
+           "the kernel is declared inside a namespace or class (its body's names resolve there)";
   if (!k.shared.empty() || !k.barriers.empty())
     return at + "the kernel uses shared memory or barriers";
   if (usesWarpIntrinsics(fd))

@@ -204,7 +204,7 @@ struct Run {
   std::vector<const CUDAKernelCallExpr *> launches;
   std::vector<const VarDecl *> sides; ///< per launch: its side stream (streams pass), or null
   std::vector<const CXXMemberCallExpr *> joins; ///< side-stream joins in the run
-  std::string stream;              ///< the launches' (origin) stream, "" for the default
+  std::string stream; ///< the launches' (origin) stream, "" for the default
 };
 
 /// `var.method(origin)` on a Cudal1SideStream that the streams pass
@@ -291,9 +291,9 @@ std::string findRun(TransformContext &ctx, unsigned loop, Run &run) {
     }
     if (auto *ds = dyn_cast<DeclStmt>(s))
       for (const Decl *d : ds->decls())
-        if (auto *vd = dyn_cast<VarDecl>(d); vd && vd->getType()->getAsCXXRecordDecl() &&
-                                            vd->getType()->getAsCXXRecordDecl()->getName() ==
-                                                "Cudal1SideStream")
+        if (auto *vd = dyn_cast<VarDecl>(d);
+            vd && vd->getType()->getAsCXXRecordDecl() &&
+            vd->getType()->getAsCXXRecordDecl()->getName() == "Cudal1SideStream")
           return "side stream '" + vd->getName().str() +
                  "' is declared between the launches (it would be created during the capture)";
     if (!isErrorCheck(ast, s))
@@ -396,7 +396,8 @@ llvm::Error Graph::apply(TransformContext &ctx, Target t, const PlanStep &) cons
   if (stream.empty())
     stream = "0";
   // The graph lives as long as the loop runs.
-  ctx.rewriter.InsertTextBefore(loop->getBeginLoc(), "Cudal1GraphLoop " + var + ";  // cudal1 graph\n" +
+  ctx.rewriter.InsertTextBefore(loop->getBeginLoc(), "Cudal1GraphLoop " + var +
+                                                         ";  // cudal1 graph\n" +
                                                          indentAt(ast, loop->getBeginLoc()));
   for (size_t i = 0; i < run.launches.size(); ++i) {
     const CUDAKernelCallExpr *kc = run.launches[i];
@@ -406,8 +407,9 @@ llvm::Error Graph::apply(TransformContext &ctx, Target t, const PlanStep &) cons
         return def;
       return text(ast, cfg->getArg(i)->IgnoreUnlessSpelledInSource());
     };
-    std::string call = var + (run.sides[i] ? ".launchSide(" + run.sides[i]->getName().str() + ", "
-                                           : std::string(".launch(")) +
+    std::string call = var +
+                       (run.sides[i] ? ".launchSide(" + run.sides[i]->getName().str() + ", "
+                                     : std::string(".launch(")) +
                        text(ast, kc->getCallee()->IgnoreImpCasts()) + ", " + cfgArg(0, "1") + ", " +
                        cfgArg(1, "1") + ", " + cfgArg(2, "0");
     for (const Expr *a : kc->arguments())
@@ -419,8 +421,8 @@ llvm::Error Graph::apply(TransformContext &ctx, Target t, const PlanStep &) cons
   // an edge of the graph.
   for (const CXXMemberCallExpr *j : run.joins)
     ctx.rewriter.ReplaceText(statementRange(ast, j),
-                             var + ".join(" +
-                                 sideStreamCall(ast, j, "join")->getName().str() + ")");
+                             var + ".join(" + sideStreamCall(ast, j, "join")->getName().str() +
+                                 ")");
   // Launch the graph right after the run, on the original stream; an
   // unbraced body gets braces.
   const Stmt *last = run.stmts[run.last];

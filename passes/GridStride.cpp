@@ -125,8 +125,8 @@ struct Shape {
   unsigned guardIndex = 0;
   bool earlyReturn = false;
   const BinaryOperator *bound = nullptr;
-  const Expr *limit = nullptr;             ///< the bound's other side
-  std::vector<const Expr *> otherConds;    ///< the rest of the condition
+  const Expr *limit = nullptr;          ///< the bound's other side
+  std::vector<const Expr *> otherConds; ///< the rest of the condition
   std::string loopCond;
 };
 
@@ -161,9 +161,9 @@ std::string matchShape(ASTContext &ast, const FunctionDecl *fd, Shape &m) {
   std::vector<const Stmt *> stmts(m.body->body_begin(), m.body->body_end());
   int guardAt = -1;
   for (unsigned i = 0; i < stmts.size(); ++i)
-    if (auto *is = dyn_cast<IfStmt>(stmts[i]);
-        is && !is->getElse() && !is->getInit() && !is->getConditionVariable() &&
-        isVoidReturn(is->getThen())) {
+    if (auto *is = dyn_cast<IfStmt>(stmts[i]); is && !is->getElse() && !is->getInit() &&
+                                               !is->getConditionVariable() &&
+                                               isVoidReturn(is->getThen())) {
       guardAt = i;
       m.earlyReturn = true;
       break;
@@ -218,9 +218,9 @@ std::string matchShape(ASTContext &ast, const FunctionDecl *fd, Shape &m) {
   if (!m.declStmt->isSingleDecl())
     return "the index '" + m.var->getNameAsString() + "' must be declared in its own statement";
   const SourceManager &sm = ast.getSourceManager();
-  for (SourceLocation l : {m.guard->getBeginLoc(), m.guard->getRParenLoc(), m.guard->getEndLoc(),
-                           m.declStmt->getBeginLoc(), m.declStmt->getEndLoc(),
-                           m.body->getRBracLoc()})
+  for (SourceLocation l :
+       {m.guard->getBeginLoc(), m.guard->getRParenLoc(), m.guard->getEndLoc(),
+        m.declStmt->getBeginLoc(), m.declStmt->getEndLoc(), m.body->getRBracLoc()})
     if (l.isInvalid() || l.isMacroID())
       return "the guard or the index declaration is written inside a macro";
   if (!sm.isWrittenInMainFile(m.guard->getBeginLoc()))
@@ -229,8 +229,8 @@ std::string matchShape(ASTContext &ast, const FunctionDecl *fd, Shape &m) {
     m.loopCond = text(ast, cond->getBeginLoc(), cond->getEndLoc());
   } else if (parts.size() == 1) {
     BinaryOperatorKind neg = BinaryOperator::negateComparisonOp(m.bound->getOpcode());
-    m.loopCond = text(ast, m.bound->getLHS()->getBeginLoc(), m.bound->getLHS()->getEndLoc()) +
-                 " " + BinaryOperator::getOpcodeStr(neg).str() + " " +
+    m.loopCond = text(ast, m.bound->getLHS()->getBeginLoc(), m.bound->getLHS()->getEndLoc()) + " " +
+                 BinaryOperator::getOpcodeStr(neg).str() + " " +
                  text(ast, m.bound->getRHS()->getBeginLoc(), m.bound->getRHS()->getEndLoc());
   } else {
     m.loopCond = "!(" + text(ast, cond->getBeginLoc(), cond->getEndLoc()) + ")";
@@ -346,8 +346,8 @@ std::string legalOne(TransformContext &ctx, unsigned kernel) {
     auto e = space.parse(a.normalized);
     if (!e)
       continue;
-    for (unsigned d : {IndexSpace::ThreadY, IndexSpace::ThreadZ, IndexSpace::BlockY,
-                       IndexSpace::BlockZ})
+    for (unsigned d :
+         {IndexSpace::ThreadY, IndexSpace::ThreadZ, IndexSpace::BlockY, IndexSpace::BlockZ})
       if (e->isFunctionOfDim(d))
         return "the access " + a.param + "[" + a.index + "] uses the y or z thread dimension";
   }
@@ -454,8 +454,8 @@ void removeStmt(ASTContext &ast, Rewriter &rw, const Stmt *s, SourceLocation aft
   unsigned endOff = sm.getFileOffset(afterEnd), e = endOff;
   while (e < buf.size() && (buf[e] == ' ' || buf[e] == '\t'))
     ++e;
-  bool aloneBefore = buf.substr(lineStart, off - lineStart).find_first_not_of(" \t") ==
-                     llvm::StringRef::npos;
+  bool aloneBefore =
+      buf.substr(lineStart, off - lineStart).find_first_not_of(" \t") == llvm::StringRef::npos;
   bool aloneAfter = e >= buf.size() || buf[e] == '\n' || buf[e] == '\r';
   if (aloneBefore && aloneAfter)
     rw.RemoveText(CharSourceRange::getCharRange(b.getLocWithOffset(-int(off - lineStart)),
@@ -465,7 +465,6 @@ void removeStmt(ASTContext &ast, Rewriter &rw, const Stmt *s, SourceLocation aft
 }
 
 } // namespace
-
 
 bool gridstride::usesThreadIdentity(const Stmt *s) {
   llvm::DenseSet<const FunctionDecl *> seen;
@@ -507,8 +506,8 @@ void gridstride::apply(TransformContext &ctx, unsigned kernel) {
   if (!matchShape(ast, fd, m).empty())
     return;
   SourceLocation headBegin = m.guard->getBeginLoc();
-  SourceLocation headEnd = Lexer::getLocForEndOfToken(m.guard->getRParenLoc(), 0, sm,
-                                                      ast.getLangOpts());
+  SourceLocation headEnd =
+      Lexer::getLocForEndOfToken(m.guard->getRParenLoc(), 0, sm, ast.getLangOpts());
   // Already converted by an earlier call (another launch of this kernel)?
   if (ctx.rewriter.getRewrittenText(CharSourceRange::getCharRange(headBegin, headEnd)) !=
       fileText(sm, headBegin, headEnd))
@@ -581,9 +580,8 @@ std::string gridstride::gridStrideCoversWork(TransformContext &ctx, unsigned ker
     xLoop[l.id] = true;
   }
   for (const MemAccess &a : k.accesses) {
-    bool inside = std::any_of(a.loops.begin(), a.loops.end(), [&](unsigned l) {
-      return l < xLoop.size() && xLoop[l];
-    });
+    bool inside = std::any_of(a.loops.begin(), a.loops.end(),
+                              [&](unsigned l) { return l < xLoop.size() && xLoop[l]; });
     if (inside)
       continue;
     auto e = space.parse(a.normalized);

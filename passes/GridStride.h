@@ -46,7 +46,6 @@ std::string legality(TransformContext &ctx, unsigned kernel);
 /// again for the same definition in the same context edits nothing.
 void apply(TransformContext &ctx, unsigned kernel);
 
-
 /// The parts of a guarded element-wise kernel: `int i = gid; ...; if (i < n) S`
 /// or `int i = gid; ...; if (i >= n) return; S...`.
 struct GuardedKernel {

@@ -105,7 +105,8 @@ std::string findNest(TransformContext &ctx, unsigned kernel, unsigned id, Nest &
     return loop + ": the inner loop is not known to the analysis";
   for (unsigned l : {n.outerId, n.innerId})
     if (!k.loops[l].affine)
-      return "loop " + std::to_string(l) + " is not affine (its counter changes other than by "
+      return "loop " + std::to_string(l) +
+             " is not affine (its counter changes other than by "
              "its step)";
   const SourceManager &sm = ctx.unit.ast().getSourceManager();
   for (const ForStmt *fs : {n.outer, n.inner}) {
@@ -121,8 +122,7 @@ std::string findNest(TransformContext &ctx, unsigned kernel, unsigned id, Nest &
 
 /// Whether the launches show that two pointer parameters never alias: each
 /// passes distinct plain buffer variables for them (or both are __restrict__).
-bool distinct(TransformContext &ctx, unsigned kernel, const ParmVarDecl *p,
-              const ParmVarDecl *q) {
+bool distinct(TransformContext &ctx, unsigned kernel, const ParmVarDecl *p, const ParmVarDecl *q) {
   if (p->getType().isRestrictQualified() && q->getType().isRestrictQualified())
     return true;
   std::vector<unsigned> launches = ctx.launchesOf(kernel);
@@ -144,8 +144,8 @@ std::optional<mlir::AffineExpr> tripCount(const KernelLoop &l, const ForStmt *fs
                                           IndexSpace &space) {
   auto *bo = dyn_cast_or_null<BinaryOperator>(fs->getCond());
   auto *dre = bo ? dyn_cast<DeclRefExpr>(bo->getLHS()->IgnoreParenImpCasts()) : nullptr;
-  if (!bo || bo->getOpcode() != BO_LT || !dre || dre->getDecl() != counterOf(fs) ||
-      l.init != "0" || l.step != "1")
+  if (!bo || bo->getOpcode() != BO_LT || !dre || dre->getDecl() != counterOf(fs) || l.init != "0" ||
+      l.step != "1")
     return std::nullopt;
   return space.parse(l.bound);
 }
@@ -163,10 +163,10 @@ bool isConst(const std::optional<mlir::AffineExpr> &e, int64_t v) {
   return c && c.getValue() == v;
 }
 
-
 /// The legality of interchanging the nest at loop `id`; counts the accesses
 /// it makes unit-stride in the inner loop (gain) and those it stops being (loss).
-std::string check(TransformContext &ctx, unsigned kernel, unsigned id, unsigned *gainOut = nullptr) {
+std::string check(TransformContext &ctx, unsigned kernel, unsigned id,
+                  unsigned *gainOut = nullptr) {
   const Kernel &k = ctx.model().kernels[kernel];
   ASTContext &ast = ctx.unit.ast();
   const SourceManager &sm = ast.getSourceManager();
@@ -176,8 +176,8 @@ std::string check(TransformContext &ctx, unsigned kernel, unsigned id, unsigned 
   const VarDecl *ov = counterOf(n.outer), *iv = counterOf(n.inner);
   // 1. Rectangular: the inner header does not use the outer counter, and no
   // header reads what the body changes.
-  for (const Stmt *s : {n.inner->getInit(), (const Stmt *)n.inner->getCond(),
-                        (const Stmt *)n.inner->getInc()})
+  for (const Stmt *s :
+       {n.inner->getInit(), (const Stmt *)n.inner->getCond(), (const Stmt *)n.inner->getInc()})
     if (refersTo(s, ov))
       return "the bounds of loop " + std::to_string(n.innerId) + " depend on '" +
              ov->getNameAsString() + "', the counter of loop " + std::to_string(n.outerId) +
@@ -192,10 +192,12 @@ std::string check(TransformContext &ctx, unsigned kernel, unsigned id, unsigned 
           locals.insert(vd);
   });
   std::string why;
-  std::map<const VarDecl *, int> reductions;      ///< scalar → operator class
-  std::set<const DeclRefExpr *> reductionRefs;    ///< its uses inside the reductions
-  std::map<const ParmVarDecl *, bool> stored;     ///< buffer → only `p[e] += ...`
-  auto line = [&](const Stmt *s) { return std::to_string(sm.getPresumedLineNumber(sm.getFileLoc(s->getBeginLoc()))); };
+  std::map<const VarDecl *, int> reductions;   ///< scalar → operator class
+  std::set<const DeclRefExpr *> reductionRefs; ///< its uses inside the reductions
+  std::map<const ParmVarDecl *, bool> stored;  ///< buffer → only `p[e] += ...`
+  auto line = [&](const Stmt *s) {
+    return std::to_string(sm.getPresumedLineNumber(sm.getFileLoc(s->getBeginLoc())));
+  };
   forEachStmt(body, [&](const Stmt *s) {
     if (!why.empty())
       return;
@@ -274,7 +276,8 @@ std::string check(TransformContext &ctx, unsigned kernel, unsigned id, unsigned 
   for (const auto &[vd, cls] : reductions) {
     bool other = false;
     forEachStmt(body, [&](const Stmt *s) {
-      if (auto *dre = dyn_cast<DeclRefExpr>(s); dre && dre->getDecl() == vd && !reductionRefs.count(dre))
+      if (auto *dre = dyn_cast<DeclRefExpr>(s);
+          dre && dre->getDecl() == vd && !reductionRefs.count(dre))
         other = true;
     });
     if (other)
@@ -298,7 +301,9 @@ std::string check(TransformContext &ctx, unsigned kernel, unsigned id, unsigned 
     auto od = dimOf(space, n.outerId), id2 = dimOf(space, n.innerId);
     auto co = od ? coefficientOf(*e, *od, space) : std::nullopt;
     auto ci = id2 ? coefficientOf(*e, *id2, space) : std::nullopt;
-    auto unit = [](const std::optional<mlir::AffineExpr> &c) { return isConst(c, 1) || isConst(c, -1); };
+    auto unit = [](const std::optional<mlir::AffineExpr> &c) {
+      return isConst(c, 1) || isConst(c, -1);
+    };
     auto spread = [&](const std::optional<mlir::AffineExpr> &c) {
       return c && !isConst(c, 0) && !unit(c);
     };
@@ -343,8 +348,10 @@ std::string check(TransformContext &ctx, unsigned kernel, unsigned id, unsigned 
       if (!index)
         index = e;
       else if (!sameFunction(*index, *e, space) && !onlyAccumulated)
-        return name + " is stored to and accessed at different indices in the loop body ("
-               "line " + std::to_string(a->pos.line) + "): iterations may depend on each other";
+        return name +
+               " is stored to and accessed at different indices in the loop body ("
+               "line " +
+               std::to_string(a->pos.line) + "): iterations may depend on each other";
     }
     if (!onlyAccumulated && index) {
       auto od = dimOf(space, n.outerId), id2 = dimOf(space, n.innerId);
@@ -410,7 +417,8 @@ std::string Interchange::checkParams(TransformContext &ctx, Target t, const Plan
   if (!loop)
     return "missing parameter loop=ID (the outer loop of the nest; see --list-transforms)";
   unsigned id = 0;
-  if (llvm::StringRef(*loop).getAsInteger(10, id) || id >= ctx.model().kernels[t.kernel].loops.size())
+  if (llvm::StringRef(*loop).getAsInteger(10, id) ||
+      id >= ctx.model().kernels[t.kernel].loops.size())
     return "there is no loop " + *loop;
   if (std::string why = check(ctx, t.kernel, id); !why.empty())
     return why;
@@ -429,8 +437,10 @@ llvm::Error Interchange::apply(TransformContext &ctx, Target t, const PlanStep &
   auto header = [&](const ForStmt *fs) {
     return CharSourceRange::getTokenRange(fs->getBeginLoc(), fs->getRParenLoc());
   };
-  std::string outerText = Lexer::getSourceText(header(n.outer), ast.getSourceManager(), ast.getLangOpts()).str();
-  std::string innerText = Lexer::getSourceText(header(n.inner), ast.getSourceManager(), ast.getLangOpts()).str();
+  std::string outerText =
+      Lexer::getSourceText(header(n.outer), ast.getSourceManager(), ast.getLangOpts()).str();
+  std::string innerText =
+      Lexer::getSourceText(header(n.inner), ast.getSourceManager(), ast.getLangOpts()).str();
   ctx.rewriter.ReplaceText(header(n.outer), innerText);
   ctx.rewriter.ReplaceText(header(n.inner), outerText);
   return llvm::Error::success();

@@ -20,9 +20,6 @@ using namespace cudal1;
 
 namespace {
 
-
-
-
 /// The largest constant block size over the launches of the kernel and its
 /// sibling instantiations (they share the attribute), or why there is none.
 struct BlockBound {
@@ -119,11 +116,10 @@ std::string LaunchBounds::checkParams(TransformContext &ctx, Target t, const Pla
 
 llvm::Error LaunchBounds::apply(TransformContext &ctx, Target t, const PlanStep &step) const {
   const FunctionDecl *pat = editableDecl(ctx.unit.kernelDecl(t.kernel));
-  unsigned threads = step.param("threads") ? *intParam(step, "threads")
-                                           : largestBlock(ctx, t.kernel).threads;
+  unsigned threads =
+      step.param("threads") ? *intParam(step, "threads") : largestBlock(ctx, t.kernel).threads;
   unsigned minBlocks = step.param("min-blocks") ? *intParam(step, "min-blocks") : 1;
-  ctx.rewriter.InsertTextBefore(pat->getLocation(), "__launch_bounds__(" +
-                                                        std::to_string(threads) + ", " +
-                                                        std::to_string(minBlocks) + ") ");
+  ctx.rewriter.InsertTextBefore(pat->getLocation(), "__launch_bounds__(" + std::to_string(threads) +
+                                                        ", " + std::to_string(minBlocks) + ") ");
   return llvm::Error::success();
 }

@@ -130,8 +130,8 @@ llvm::Error LaunchConfig::apply(TransformContext &ctx, Target t, const PlanStep 
   const Expr *bs = block->IgnoreUnlessSpelledInSource();
   std::string g = spelled(ast, gs), b = spelled(ast, bs);
   std::string newGrid, newBlock;
-  bool scalar = gs->getType()->isIntegerType() && bs->getType()->isIntegerType() && nb[1] == 1 &&
-                nb[2] == 1;
+  bool scalar =
+      gs->getType()->isIntegerType() && bs->getType()->isIntegerType() && nb[1] == 1 && nb[2] == 1;
   if (scalar) {
     // Threads = grid * block, rounded up to whole new blocks.
     newGrid = "(unsigned)(((size_t)(" + g + ") * (" + b + ") + " + std::to_string(nb[0] - 1) +

@@ -164,10 +164,10 @@ void cudal1SumInto(Cudal1CubScratch &scratch, const In *x, long long n, Out *out
 /// What the kernel computes, in terms of its parameters.
 struct Product {
   bool gemv = false;
-  std::string type;                 ///< float | double
-  const ParmVarDecl *a = nullptr;   ///< the operand indexed by the row (A)
-  const ParmVarDecl *b = nullptr;   ///< the other operand (B, or x for GEMV)
-  const ParmVarDecl *c = nullptr;   ///< the output
+  std::string type;               ///< float | double
+  const ParmVarDecl *a = nullptr; ///< the operand indexed by the row (A)
+  const ParmVarDecl *b = nullptr; ///< the other operand (B, or x for GEMV)
+  const ParmVarDecl *c = nullptr; ///< the output
   bool transA = false, transB = false;
   const ParmVarDecl *m = nullptr, *n = nullptr, *k = nullptr; ///< n unused for GEMV
   const Expr *alpha = nullptr, *beta = nullptr;               ///< in the kernel; null: 1, 0
@@ -264,7 +264,8 @@ std::string match(TransformContext &ctx, unsigned kernel, Product &p) {
         auto *vd = dyn_cast<VarDecl>(d);
         if (!vd || !vd->getType()->isIntegerType() || !vd->hasInit() ||
             hasMemoryAccess(vd->getInit()))
-          return std::string(shape) + ": only integer index declarations may precede the bounds check";
+          return std::string(shape) +
+                 ": only integer index declarations may precede the bounds check";
       }
       continue;
     }
@@ -299,7 +300,8 @@ std::string match(TransformContext &ctx, unsigned kernel, Product &p) {
   if (p.type != "float" && p.type != "double")
     return "the element type is " + p.type + " (cuBLAS: float or double)";
   auto *init = dyn_cast_or_null<DeclStmt>(loop->getInit());
-  const VarDecl *kv = init && init->isSingleDecl() ? dyn_cast<VarDecl>(init->getSingleDecl()) : nullptr;
+  const VarDecl *kv =
+      init && init->isSingleDecl() ? dyn_cast<VarDecl>(init->getSingleDecl()) : nullptr;
   Expr::EvalResult z;
   if (!kv || !kv->hasInit() || !kv->getInit()->EvaluateAsInt(z, ast) || z.Val.getInt() != 0)
     return std::string(shape) + ": the loop must start at 0";
@@ -545,8 +547,10 @@ std::string matchTreeSum(TransformContext &ctx, unsigned kernel, Sum &p) {
   std::string c = cache->getName().str(), iv = i->getName().str();
   // 3. The load: cache[tid] = (i < n) ? x[i] : 0.
   auto *load = dyn_cast<BinaryOperator>(st[at++]);
-  auto *cond = load ? dyn_cast<ConditionalOperator>(load->getRHS()->IgnoreParenImpCasts()) : nullptr;
-  if (!load || load->getOpcode() != BO_Assign || !cond || text(load->getLHS()) != c + "[" + tid + "]")
+  auto *cond =
+      load ? dyn_cast<ConditionalOperator>(load->getRHS()->IgnoreParenImpCasts()) : nullptr;
+  if (!load || load->getOpcode() != BO_Assign || !cond ||
+      text(load->getLHS()) != c + "[" + tid + "]")
     return shape;
   auto *lt = dyn_cast<BinaryOperator>(cond->getCond()->IgnoreParenImpCasts());
   auto *xi = dyn_cast<ArraySubscriptExpr>(cond->getTrueExpr()->IgnoreParenImpCasts());
@@ -652,7 +656,8 @@ std::string matchSum(TransformContext &ctx, unsigned kernel, Sum &p) {
   p.out = paramOf(call->getArg(0));
   if (!p.out || !p.out->getType()->isPointerType())
     return "the atomic sum's target must be a pointer parameter";
-  p.outType = p.out->getType()->getPointeeType().getUnqualifiedType().getCanonicalType().getAsString();
+  p.outType =
+      p.out->getType()->getPointeeType().getUnqualifiedType().getCanonicalType().getAsString();
   // f(x[i]): x[i], (T)x[i] or x[i] * x[i].
   const Expr *v = call->getArg(1)->IgnoreParenImpCasts();
   p.transform = "Cudal1AsOut";
@@ -715,8 +720,8 @@ std::string matchSum(TransformContext &ctx, unsigned kernel, Sum &p) {
   p.n = bound;
   if (!p.n)
     return shape;
-  static const char *types[] = {"float", "double", "int", "unsigned int", "long long",
-                                "unsigned long long"};
+  static const char *types[] = {"float",        "double",    "int",
+                                "unsigned int", "long long", "unsigned long long"};
   if (std::find(std::begin(types), std::end(types), p.outType) == std::end(types))
     return "the sum's type is " + p.outType;
   return "";
@@ -736,7 +741,10 @@ std::optional<int64_t> constValue(ASTContext &ast, const Expr *e) {
   if (!vd || !vd->hasInit() || vd->getType().getAsString().find("dim3") == std::string::npos)
     return std::nullopt;
   unsigned comp = llvm::StringSwitch<unsigned>(me->getMemberDecl()->getName())
-                      .Case("x", 0).Case("y", 1).Case("z", 2).Default(3);
+                      .Case("x", 0)
+                      .Case("y", 1)
+                      .Case("z", 2)
+                      .Default(3);
   auto *ce = dyn_cast<CXXConstructExpr>(vd->getInit()->IgnoreUnlessSpelledInSource());
   if (!ce || comp >= ce->getNumArgs())
     return comp < 3 ? std::optional<int64_t>(1) : std::nullopt;
@@ -849,7 +857,8 @@ std::string covers(TransformContext &ctx, unsigned launch, unsigned d, const Exp
   } else if (num && num->getOpcode() == BO_Sub) {
     auto *inner = dyn_cast<BinaryOperator>(num->getLHS()->IgnoreParenImpCasts());
     auto c2 = constValue(ast, num->getRHS());
-    auto c1 = inner && inner->getOpcode() == BO_Add ? constValue(ast, inner->getRHS()) : std::nullopt;
+    auto c1 =
+        inner && inner->getOpcode() == BO_Add ? constValue(ast, inner->getRHS()) : std::nullopt;
     if (c1 && c2 && *c1 - *c2 == *b - 1)
       x = inner->getLHS();
   }
@@ -881,7 +890,7 @@ std::string covers(TransformContext &ctx, unsigned launch, unsigned d, const Exp
 /// The launch argument bound to a kernel parameter.
 const Expr *argFor(const CUDAKernelCallExpr *kc, const ParmVarDecl *p) {
   return p->getFunctionScopeIndex() < kc->getNumArgs() ? kc->getArg(p->getFunctionScopeIndex())
-                                                        : nullptr;
+                                                       : nullptr;
 }
 
 /// A kernel-side scalar (alpha or beta) as host text: the launch argument
@@ -978,9 +987,9 @@ void replaceLaunch(ASTContext &ast, Rewriter &rw, const CUDAKernelCallExpr *kc,
                    const std::string &call, const std::string &note) {
   CharSourceRange r = statementRange(ast, kc);
   rw.ReplaceText(r, call);
-  SourceLocation semi = Lexer::findLocationAfterToken(
-      r.getEnd().getLocWithOffset(-1), tok::semi, ast.getSourceManager(), ast.getLangOpts(),
-      /*SkipTrailingWhitespaceAndNewLine=*/false);
+  SourceLocation semi = Lexer::findLocationAfterToken(r.getEnd().getLocWithOffset(-1), tok::semi,
+                                                      ast.getSourceManager(), ast.getLangOpts(),
+                                                      /*SkipTrailingWhitespaceAndNewLine=*/false);
   if (semi.isValid())
     rw.InsertTextAfter(semi, note);
 }
@@ -1004,8 +1013,8 @@ llvm::Error Library::apply(TransformContext &ctx, Target t, const PlanStep &) co
   launchChecks(ctx, t.launch, p, sum, isSum);
   auto arg = [&](const ParmVarDecl *pv) { return spelled(ast, argFor(kc, pv)); };
   std::string stream = l.stream.empty() ? "0" : l.stream;
-  std::string was = " /* cudal1 library: was " + kc->getDirectCallee()->getNameAsString() +
-                    "<<<...>>> */";
+  std::string was =
+      " /* cudal1 library: was " + kc->getDirectCallee()->getNameAsString() + "<<<...>>> */";
   if (isSum) {
     ctx.insertHelperBefore(ctx.unit.launchFunction(t.launch), "Cudal1CubScratch", cubHelperText);
     std::string var = freshName(ctx, "cudal1Cub");
@@ -1030,8 +1039,8 @@ llvm::Error Library::apply(TransformContext &ctx, Target t, const PlanStep &) co
   else
     call = "cudal1Gemm(" + std::string(p.transA ? "true" : "false") + ", " +
            (p.transB ? "true" : "false") + ", " + arg(p.m) + ", " + arg(p.n) + ", " + arg(p.k) +
-           ", " + alpha + ", " + arg(p.a) + ", " + arg(p.b) + ", " + beta + ", " + arg(p.c) +
-           ", " + stream + ")";
+           ", " + alpha + ", " + arg(p.a) + ", " + arg(p.b) + ", " + beta + ", " + arg(p.c) + ", " +
+           stream + ")";
   replaceLaunch(ast, ctx.rewriter, kc, call, was);
   return llvm::Error::success();
 }

@@ -20,9 +20,6 @@ using namespace cudal1;
 
 namespace {
 
-
-
-
 /// A parameter this pass can qualify: an object pointer, named, declared
 /// with a plain pointer declarator outside macros (not `float a[]`).
 bool editablePointer(const ParmVarDecl *inst, const ParmVarDecl *pattern) {

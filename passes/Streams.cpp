@@ -55,7 +55,7 @@ struct Cudal1SideStream {
 
 struct Span {
   const CompoundStmt *block = nullptr;
-  std::vector<unsigned> launches; ///< independent launches after A
+  std::vector<unsigned> launches;   ///< independent launches after A
   const Stmt *joinBefore = nullptr; ///< null: at the end of the block
 };
 
@@ -116,17 +116,17 @@ llvm::Error Streams::apply(TransformContext &ctx, Target t, const PlanStep &) co
   std::string var = freshName(ctx, "cudal1Side");
   std::string origin = l.stream.empty() ? "0" : l.stream;
   std::string indent = indentAt(ast, kc->getBeginLoc());
-  ctx.rewriter.InsertTextBefore(kc->getBeginLoc(),
-                                "static Cudal1SideStream " + var + ";  // cudal1 streams\n" + indent);
+  ctx.rewriter.InsertTextBefore(kc->getBeginLoc(), "static Cudal1SideStream " + var +
+                                                       ";  // cudal1 streams\n" + indent);
   const CallExpr *cfg = kc->getConfig();
   auto cfgArg = [&](unsigned i, const char *def) -> std::string {
     if (i >= cfg->getNumArgs() || isa<CXXDefaultArgExpr>(cfg->getArg(i)))
       return def;
     return spelled(ast, cfg->getArg(i)->IgnoreUnlessSpelledInSource());
   };
-  ctx.rewriter.ReplaceText(statementRange(ast, cfg),
-                           "<<<" + cfgArg(0, "1") + ", " + cfgArg(1, "1") + ", " +
-                               cfgArg(2, "0") + ", " + var + ".fork(" + origin + ")>>>");
+  ctx.rewriter.ReplaceText(statementRange(ast, cfg), "<<<" + cfgArg(0, "1") + ", " +
+                                                         cfgArg(1, "1") + ", " + cfgArg(2, "0") +
+                                                         ", " + var + ".fork(" + origin + ")>>>");
   std::string join = var + ".join(" + origin + ");";
   if (span.joinBefore) {
     SourceLocation at = statementRange(ast, span.joinBefore).getBegin();

@@ -136,7 +136,8 @@ std::string match(TransformContext &ctx, unsigned kernel, DotPattern &p) {
       continue;
     // for (int k = 0; k < K; ++k)
     auto *init = dyn_cast_or_null<DeclStmt>(loop->getInit());
-    const VarDecl *kv = init && init->isSingleDecl() ? dyn_cast<VarDecl>(init->getSingleDecl()) : nullptr;
+    const VarDecl *kv =
+        init && init->isSingleDecl() ? dyn_cast<VarDecl>(init->getSingleDecl()) : nullptr;
     Expr::EvalResult zero;
     if (!kv || !kv->hasInit() || !kv->getInit()->EvaluateAsInt(zero, ctx.unit.ast()) ||
         zero.Val.getInt() != 0)
@@ -201,7 +202,8 @@ std::string match(TransformContext &ctx, unsigned kernel, DotPattern &p) {
         size_t at = g.find(op);
         if (at == std::string::npos)
           continue;
-        int l = threadAxis(g.substr(0, at), space), r = threadAxis(g.substr(at + strlen(op)), space);
+        int l = threadAxis(g.substr(0, at), space),
+            r = threadAxis(g.substr(at + strlen(op)), space);
         axis = l < 0 || r < 0 || (l && r && l != r) ? -1 : std::max(l, r);
         break;
       }
@@ -214,7 +216,8 @@ std::string match(TransformContext &ctx, unsigned kernel, DotPattern &p) {
     }
     if (std::string why = nonUniform(cond->getRHS()); !why.empty())
       return "the loop bound must be the same for every thread of the block (the tiled loop "
-             "has barriers), but it uses " + why;
+             "has barriers), but it uses " +
+             why;
     p.guard = is;
     p.accDecl = decl;
     p.loop = loop;
@@ -261,7 +264,8 @@ std::string squareBlock(TransformContext &ctx, unsigned kernel, unsigned &tile) 
     if (dims.size() < 2 || dims[0] != dims[1] || (dims.size() == 3 && dims[2] != 1) ||
         (dims[0] != 8 && dims[0] != 16 && dims[0] != 32))
       return "launch #" + std::to_string(l) +
-             " needs a square block of 8x8, 16x16 or 32x32 (compose with launch-config(block=16x16) first)";
+             " needs a square block of 8x8, 16x16 or 32x32 (compose with "
+             "launch-config(block=16x16) first)";
     if (tile && tile != dims[0])
       return "the kernel's launches use different block shapes";
     tile = dims[0];
@@ -311,7 +315,8 @@ std::vector<YRead> yReads(ASTContext &ast, const Stmt *s, std::string &why) {
       return;
     SourceLocation begin = dre->getBeginLoc(), end = pe->getMemberLoc();
     if (begin.isMacroID() || end.isMacroID()) {
-      why = "the " + b.str() + ".y at line " + std::to_string(sm.getPresumedLineNumber(sm.getFileLoc(begin))) +
+      why = "the " + b.str() + ".y at line " +
+            std::to_string(sm.getPresumedLineNumber(sm.getFileLoc(begin))) +
             " is written inside a macro";
       return;
     }
@@ -323,7 +328,8 @@ std::vector<YRead> yReads(ASTContext &ast, const Stmt *s, std::string &why) {
     if (!members.count(r->getLocation().getRawEncoding()) && why.empty())
       why = "the kernel uses " + builtinName(r).str() + " as a whole at line " +
             std::to_string(sm.getPresumedLineNumber(sm.getFileLoc(r->getLocation())));
-  std::sort(out.begin(), out.end(), [](const YRead &a, const YRead &b) { return a.offset < b.offset; });
+  std::sort(out.begin(), out.end(),
+            [](const YRead &a, const YRead &b) { return a.offset < b.offset; });
   return out;
 }
 
@@ -383,7 +389,6 @@ bool hasEffects(ASTContext &ast, const Expr *e) {
   });
   return call;
 }
-
 
 /// The declarations before the bounds check. Register blocking re-declares
 /// the ones a statement uses for each of a thread's rows: those that depend
@@ -556,7 +561,8 @@ llvm::Error TileShared::apply(TransformContext &ctx, Target t, const PlanStep &s
   std::string prod = p.rowFirst ? a + "[threadIdx.y][cudal1_k] * " + b + "[cudal1_k][threadIdx.x]"
                                 : b + "[cudal1_k][threadIdx.x] * " + a + "[threadIdx.y][cudal1_k]";
   std::string s;
-  s += "{ // tile-shared(tile=" + T + "): " + T + "x" + T + " tiles of both operands in shared memory\n";
+  s += "{ // tile-shared(tile=" + T + "): " + T + "x" + T +
+       " tiles of both operands in shared memory\n";
   s += in2 + spelled(ast, p.accDecl) + "\n";
   s += in2 + "__shared__ " + ta + " " + a + "[" + T + "][" + T + "];\n";
   s += in2 + "__shared__ " + tb + " " + b + "[" + T + "][" + T + "];\n";
@@ -596,8 +602,7 @@ void TileShared::applyRegisterBlocking(TransformContext &ctx, Target t, unsigned
   ASTContext &ast = ctx.unit.ast();
   const SourceManager &sm = ast.getSourceManager();
   PrintingPolicy pp(ast.getLangOpts());
-  std::string T = std::to_string(tile), R = std::to_string(rb),
-              S = std::to_string(tile / rb);
+  std::string T = std::to_string(tile), R = std::to_string(rb), S = std::to_string(tile / rb);
   std::string ta = p.rowOperand->getType().getUnqualifiedType().getAsString(pp),
               tb = p.colOperand->getType().getUnqualifiedType().getAsString(pp);
   const VarDecl *accVar = cast<VarDecl>(p.accDecl->getSingleDecl());
@@ -640,8 +645,8 @@ void TileShared::applyRegisterBlocking(TransformContext &ctx, Target t, unsigned
       decls += ind + "  " + sub(d) + "\n";
     for (const Stmt *u : uses)
       usesTy |= sub(u).find(ty) != std::string::npos;
-    std::string h = "#pragma unroll\n" + ind + "for (int cudal1_i = 0; cudal1_i < " + R +
-                    "; ++cudal1_i) {\n";
+    std::string h =
+        "#pragma unroll\n" + ind + "for (int cudal1_i = 0; cudal1_i < " + R + "; ++cudal1_i) {\n";
     if (usesTy || decls.find(ty) != std::string::npos)
       h += ind + "  const unsigned " + ty + " = threadIdx.y + " + S + "u * cudal1_i;\n";
     return h + decls;
@@ -668,12 +673,12 @@ void TileShared::applyRegisterBlocking(TransformContext &ctx, Target t, unsigned
   s += rows(in3, loads, true);
   s += in4 + "{\n" + in5 + "int " + kName + " = cudal1_t + threadIdx.x;\n";
   s += in5 + a + "[" + ty + "][threadIdx.x] = (" + joinChecksFor(ctx, p.rowChecks, ty, bdy) +
-       ") && " + kName + " < " + bound + " ? " + sub(p.rowOperand) + " : " + ta + "(0);\n" +
-       in4 + "}\n";
+       ") && " + kName + " < " + bound + " ? " + sub(p.rowOperand) + " : " + ta + "(0);\n" + in4 +
+       "}\n";
   s += in4 + "{\n" + in5 + "int " + kName + " = cudal1_t + " + ty + ";\n";
   s += in5 + b + "[" + ty + "][threadIdx.x] = (" + joinChecksFor(ctx, p.colChecks, ty, bdy) +
-       ") && " + kName + " < " + bound + " ? " + sub(p.colOperand) + " : " + tb + "(0);\n" +
-       in4 + "}\n";
+       ") && " + kName + " < " + bound + " ? " + sub(p.colOperand) + " : " + tb + "(0);\n" + in4 +
+       "}\n";
   s += in3 + "}\n";
   s += in3 + "__syncthreads();\n";
   s += in3 + "for (int cudal1_k = 0; cudal1_k < " + T + "; ++cudal1_k) {\n";

@@ -57,11 +57,11 @@ std::string Unroll::checkParams(TransformContext &ctx, Target t, const PlanStep 
   if (!step.param("factor"))
     return "missing parameter factor=N";
   unsigned factor = 0;
-  if (llvm::StringRef(*step.param("factor")).getAsInteger(10, factor) || factor < 1 ||
-      factor > 64)
+  if (llvm::StringRef(*step.param("factor")).getAsInteger(10, factor) || factor < 1 || factor > 64)
     return "factor must be an integer from 1 to 64";
   ParamSpace loops = space(ctx, t)[0];
-  if (std::find(loops.values.begin(), loops.values.end(), *step.param("loop")) == loops.values.end())
+  if (std::find(loops.values.begin(), loops.values.end(), *step.param("loop")) ==
+      loops.values.end())
     return "loop " + *step.param("loop") + " is not a for loop without an unroll hint";
   for (const auto &[k, v] : step.params)
     if (k != "loop" && k != "factor")

@@ -10,7 +10,9 @@ class Unroll : public Transform {
 public:
   static constexpr const char *passName = "unroll";
   llvm::StringRef name() const override { return passName; }
-  llvm::StringRef summary() const override { return "unroll a for loop by a factor (#pragma unroll)"; }
+  llvm::StringRef summary() const override {
+    return "unroll a for loop by a factor (#pragma unroll)";
+  }
   std::string legality(TransformContext &ctx, Target t) const override;
   std::vector<ParamSpace> space(TransformContext &ctx, Target t) const override;
   std::string checkParams(TransformContext &ctx, Target t, const PlanStep &step) const override;

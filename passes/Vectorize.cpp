@@ -179,7 +179,8 @@ public:
           why = "the index '" + index->getNameAsString() + "' is used inside a macro at line " +
                 std::to_string(lineOf(sm, dre->getLocation()));
         shape.indexUses.push_back(dre);
-      } else if (auto *p = dyn_cast<ParmVarDecl>(dre->getDecl()); p && p->getType()->isPointerType()) {
+      } else if (auto *p = dyn_cast<ParmVarDecl>(dre->getDecl());
+                 p && p->getType()->isPointerType()) {
         why = "the pointer " + p->getNameAsString() + " is used other than as " +
               p->getNameAsString() + "[" + index->getNameAsString() +
               "] or at a uniform index (line " + std::to_string(lineOf(sm, dre->getLocation())) +
@@ -250,7 +251,8 @@ private:
       if (dependent && isWrite)
         why = "the store to " + spelled(ast, as) + " at line " + line +
               " is not at the element index: vectorize needs every thread-dependent store "
-              "written " + name + "[" + index->getNameAsString() + "] (mixed index expressions)";
+              "written " +
+              name + "[" + index->getNameAsString() + "] (mixed index expressions)";
       else if (isWrite)
         why = "the store to " + spelled(ast, as) + " at line " + line +
               " writes the same element in every thread";
@@ -399,8 +401,9 @@ std::string analyze(TransformContext &ctx, unsigned kernel, Shape &shape) {
              "' (vectorize needs float, int, unsigned, double, long long or unsigned long long)";
     b.elem = *e;
     shape.maxSize = std::max(shape.maxSize, e->size);
-    b.definitelyWritten = std::any_of(g->perElement.begin(), g->perElement.end(),
-                                      [&](const Stmt *s) { return definitelyWrites(s, b.param, index); });
+    b.definitelyWritten =
+        std::any_of(g->perElement.begin(), g->perElement.end(),
+                    [&](const Stmt *s) { return definitelyWrites(s, b.param, index); });
   }
   std::string modified;
   forEachStmt(fd->getBody(), [&](const Stmt *s) {
@@ -418,7 +421,6 @@ std::string analyze(TransformContext &ctx, unsigned kernel, Shape &shape) {
     return "the pointer " + modified + " is modified in the kernel";
   return "";
 }
-
 
 std::string launchProblem(TransformContext &ctx, unsigned kernel) {
   for (unsigned id : distinctLaunches(ctx, kernel)) {
@@ -478,7 +480,8 @@ public:
   };
   /// buf[from, to) with the edits inside it applied.
   std::string render(unsigned from, unsigned to, std::vector<Edit> edits) const {
-    std::sort(edits.begin(), edits.end(), [](const Edit &a, const Edit &b) { return a.from < b.from; });
+    std::sort(edits.begin(), edits.end(),
+              [](const Edit &a, const Edit &b) { return a.from < b.from; });
     std::string out;
     unsigned at = from;
     for (const Edit &e : edits) {
@@ -595,8 +598,7 @@ llvm::Error Vectorize::apply(TransformContext &ctx, Target t, const PlanStep &st
 
   // 2. The index declaration: `int i = G;` becomes `int i0 = (G) * W;`.
   unsigned declBegin = tb.begin(g.indexDecl->getBeginLoc());
-  std::string typeText =
-      tb.render(declBegin, tb.begin(g.index->getLocation()), {});
+  std::string typeText = tb.render(declBegin, tb.begin(g.index->getLocation()), {});
   const Expr *init = g.index->getInit();
   std::string initText = tb.render(tb.begin(init->getBeginLoc()), tb.end(init->getEndLoc()), {});
   ctx.rewriter.ReplaceText(
@@ -615,8 +617,8 @@ llvm::Error Vectorize::apply(TransformContext &ctx, Target t, const PlanStep &st
   std::vector<TextBuilder::Edit> lastLane;
   for (const Expr *side : {g.bound->getLHS(), g.bound->getRHS()})
     if (isIndex(side, g.index))
-      lastLane.push_back({tb.begin(side->getBeginLoc()), tb.end(side->getEndLoc()),
-                          base + " + " + last});
+      lastLane.push_back(
+          {tb.begin(side->getBeginLoc()), tb.end(side->getEndLoc()), base + " + " + last});
   const Expr *cond = g.guard->getCond();
   std::string inRange;
   if (!g.earlyReturn) {
@@ -626,11 +628,13 @@ llvm::Error Vectorize::apply(TransformContext &ctx, Target t, const PlanStep &st
     auto side = [&](const Expr *e) {
       return tb.render(tb.begin(e->getBeginLoc()), tb.end(e->getEndLoc()), lastLane);
     };
-    inRange = side(bo->getLHS()) + " " +
-              BinaryOperator::getOpcodeStr(BinaryOperator::negateComparisonOp(bo->getOpcode())).str() +
-              " " + side(bo->getRHS());
+    inRange =
+        side(bo->getLHS()) + " " +
+        BinaryOperator::getOpcodeStr(BinaryOperator::negateComparisonOp(bo->getOpcode())).str() +
+        " " + side(bo->getRHS());
   } else {
-    inRange = "!(" + tb.render(tb.begin(cond->getBeginLoc()), tb.end(cond->getEndLoc()), lastLane) + ")";
+    inRange =
+        "!(" + tb.render(tb.begin(cond->getBeginLoc()), tb.end(cond->getEndLoc()), lastLane) + ")";
   }
   std::string out = "if (" + inRange;
   for (const Buffer &b : s.buffers)
@@ -672,8 +676,8 @@ llvm::Error Vectorize::apply(TransformContext &ctx, Target t, const PlanStep &st
   }
   for (const Buffer &b : s.buffers)
     if (b.written)
-      out += in1 + "*reinterpret_cast<" + vecType[b.param] + " *>(" +
-             b.param->getNameAsString() + " + " + base + ") = " + vecName[b.param] + ";\n";
+      out += in1 + "*reinterpret_cast<" + vecType[b.param] + " *>(" + b.param->getNameAsString() +
+             " + " + base + ") = " + vecName[b.param] + ";\n";
 
   // 3c. The scalar path (unaligned pointers or the last, partial group): the
   // original code once per element; an early return becomes a break, as
@@ -696,9 +700,10 @@ llvm::Error Vectorize::apply(TransformContext &ctx, Target t, const PlanStep &st
   if (g.earlyReturn)
     out += in1 + "}\n";
   out += ind + "}";
-  ctx.rewriter.ReplaceText(CharSourceRange::getCharRange(g.guard->getBeginLoc(),
-                                                         g.guard->getBeginLoc().getLocWithOffset(to - from)),
-                           out);
+  ctx.rewriter.ReplaceText(
+      CharSourceRange::getCharRange(g.guard->getBeginLoc(),
+                                    g.guard->getBeginLoc().getLocWithOffset(to - from)),
+      out);
   // One helper per file: an earlier step may have put it above this kernel.
   size_t helperAt = tb.buf.find("\n#define CUDAL1_ALIGNED\n");
   if (helperAt == llvm::StringRef::npos || helperAt > tb.begin(fd->getBeginLoc()))

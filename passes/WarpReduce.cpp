@@ -69,19 +69,25 @@ struct Match {
   const IfStmt *guard = nullptr; ///< null: the atomic is a top-level statement
   const Expr *stmt = nullptr;    ///< the statement (the call, maybe cast to void)
   const CallExpr *call = nullptr;
-  std::string type;              ///< the value type as written in the rewrite
+  std::string type; ///< the value type as written in the rewrite
 };
 
 std::string valueType(QualType t) {
   t = t.getCanonicalType().getUnqualifiedType();
   if (auto *bt = dyn_cast<BuiltinType>(t.getTypePtr())) {
     switch (bt->getKind()) {
-    case BuiltinType::Float: return "float";
-    case BuiltinType::Double: return "double";
-    case BuiltinType::Int: return "int";
-    case BuiltinType::UInt: return "unsigned int";
-    case BuiltinType::ULongLong: return "unsigned long long";
-    default: break;
+    case BuiltinType::Float:
+      return "float";
+    case BuiltinType::Double:
+      return "double";
+    case BuiltinType::Int:
+      return "int";
+    case BuiltinType::UInt:
+      return "unsigned int";
+    case BuiltinType::ULongLong:
+      return "unsigned long long";
+    default:
+      break;
     }
   }
   return "";
@@ -196,8 +202,7 @@ std::string match(TransformContext &ctx, unsigned kernel, Match &m) {
     if (auto *dre = dyn_cast<DeclRefExpr>(s))
       if (auto *vd = dyn_cast<VarDecl>(dre->getDecl()); vd && vd->hasLocalStorage()) {
         if (inside.count(vd))
-          why = "the atomic's address uses '" + vd->getNameAsString() +
-                "', declared inside the if";
+          why = "the atomic's address uses '" + vd->getNameAsString() + "', declared inside the if";
         else if (mutated.count(vd))
           why = "the atomic's address uses '" + vd->getNameAsString() + "', which is modified";
       }

@@ -10,13 +10,13 @@
 #include <random>
 
 using namespace cudal1;
+using llvm::StringRef;
 using mlir::AffineExpr;
 using mlir::AffineExprKind;
-using llvm::StringRef;
 
 IndexSpace::IndexSpace(mlir::MLIRContext &ctx) : ctx(ctx) {
-  for (const char *n : {"threadIdx.x", "threadIdx.y", "threadIdx.z", "blockIdx.x", "blockIdx.y",
-                        "blockIdx.z"}) {
+  for (const char *n :
+       {"threadIdx.x", "threadIdx.y", "threadIdx.z", "blockIdx.x", "blockIdx.y", "blockIdx.z"}) {
     dims[n] = dimNames.size();
     dimNames.push_back(n);
   }
@@ -169,9 +169,8 @@ private:
     }
     if (isalpha((unsigned char)c) || c == '_' || c == '$' || c == '?') {
       size_t start = pos++;
-      while (pos < text.size() &&
-             (isalnum((unsigned char)text[pos]) || text[pos] == '_' || text[pos] == '.' ||
-              text[pos] == ':'))
+      while (pos < text.size() && (isalnum((unsigned char)text[pos]) || text[pos] == '_' ||
+                                   text[pos] == '.' || text[pos] == ':'))
         ++pos;
       StringRef n = text.substr(start, pos - start);
       if (rename) {
@@ -188,8 +187,8 @@ bool dependsOn(AffineExpr e, unsigned dim) { return e.isFunctionOfDim(dim); }
 
 } // namespace
 
-std::optional<AffineExpr>
-IndexSpace::parse(StringRef text, const std::function<std::string(StringRef)> &rename) {
+std::optional<AffineExpr> IndexSpace::parse(StringRef text,
+                                            const std::function<std::string(StringRef)> &rename) {
   Parser p(text, *this, ctx, rename, [this](StringRef n) { return name(n); });
   return p.parseAll();
 }
@@ -219,7 +218,8 @@ std::string IndexSpace::print(AffineExpr e) const {
                llvm::isa<mlir::AffineConstantExpr>(m.getRHS()) &&
                llvm::cast<mlir::AffineConstantExpr>(m.getRHS()).getValue() < 0) {
         int64_t c = -llvm::cast<mlir::AffineConstantExpr>(m.getRHS()).getValue();
-        s = l + " - " + (c == 1 ? go(m.getLHS(), 1) : go(m.getLHS(), 1) + " * " + std::to_string(c));
+        s = l + " - " +
+            (c == 1 ? go(m.getLHS(), 1) : go(m.getLHS(), 1) + " * " + std::to_string(c));
       } else {
         s = l + " + " + go(r, 0);
       }
@@ -235,8 +235,9 @@ std::string IndexSpace::print(AffineExpr e) const {
     case AffineExprKind::CeilDiv:
     case AffineExprKind::Mod: {
       auto b = llvm::cast<mlir::AffineBinaryOpExpr>(x);
-      const char *op = x.getKind() == AffineExprKind::Mod ? " % "
-                       : x.getKind() == AffineExprKind::FloorDiv ? " / " : " ceildiv ";
+      const char *op = x.getKind() == AffineExprKind::Mod        ? " % "
+                       : x.getKind() == AffineExprKind::FloorDiv ? " / "
+                                                                 : " ceildiv ";
       std::string s = go(b.getLHS(), 1) + op + go(b.getRHS(), 2);
       return prec > 1 ? "(" + s + ")" : s;
     }

@@ -30,14 +30,19 @@ Analyzed analyzeAll(const ProgramModel &m) {
 
 json::Value strideJson(const Stride &s) {
   switch (s.kind) {
-  case Stride::Kind::Constant: return s.value;
-  case Stride::Kind::Symbolic: return s.text;
-  case Stride::Kind::Unknown: return nullptr;
+  case Stride::Kind::Constant:
+    return s.value;
+  case Stride::Kind::Symbolic:
+    return s.text;
+  case Stride::Kind::Unknown:
+    return nullptr;
   }
   return nullptr;
 }
 
-json::Value orNull(const std::string &s) { return s.empty() ? json::Value(nullptr) : json::Value(s); }
+json::Value orNull(const std::string &s) {
+  return s.empty() ? json::Value(nullptr) : json::Value(s);
+}
 
 json::Array strings(const std::vector<std::string> &v) {
   json::Array a;
@@ -108,11 +113,12 @@ std::string cudal1::analysisJson(const ProgramModel &m) {
     }
     json::Array shared;
     for (const SharedDecl &s : k.shared)
-      shared.push_back(json::Object{{"name", s.name},
-                                    {"type", s.type},
-                                    {"bytes", s.bytes < 0 ? json::Value(nullptr) : json::Value(s.bytes)},
-                                    {"dynamic", s.dynamic},
-                                    {"location", s.pos.str()}});
+      shared.push_back(
+          json::Object{{"name", s.name},
+                       {"type", s.type},
+                       {"bytes", s.bytes < 0 ? json::Value(nullptr) : json::Value(s.bytes)},
+                       {"dynamic", s.dynamic},
+                       {"location", s.pos.str()}});
     json::Object features;
     for (const auto &[name, v] : ka.features)
       features[name] = v;
@@ -136,34 +142,32 @@ std::string cudal1::analysisJson(const ProgramModel &m) {
   }
   json::Array launches;
   for (const LaunchSite &l : m.launches) {
-    launches.push_back(json::Object{
-        {"id", l.id},
-        {"kernel", l.kernel},
-        {"key", l.kernelIndex >= 0 ? json::Value(m.kernels[l.kernelIndex].key) : json::Value(nullptr)},
-        {"location", l.pos.str()},
-        {"line", l.pos.line},
-        {"function", l.function},
-        {"grid", l.grid},
-        {"block", l.block},
-        {"shared_mem", orNull(l.sharedMem)},
-        {"stream", orNull(l.stream)},
-        {"grid_dims", l.gridDims},
-        {"block_dims", l.blockDims},
-        {"args", strings(l.args)},
-        {"in_loop", l.inLoop},
-        {"loop_line", l.inLoop ? json::Value(l.loopPos.line) : json::Value(nullptr)}});
+    launches.push_back(
+        json::Object{{"id", l.id},
+                     {"kernel", l.kernel},
+                     {"key", l.kernelIndex >= 0 ? json::Value(m.kernels[l.kernelIndex].key)
+                                                : json::Value(nullptr)},
+                     {"location", l.pos.str()},
+                     {"line", l.pos.line},
+                     {"function", l.function},
+                     {"grid", l.grid},
+                     {"block", l.block},
+                     {"shared_mem", orNull(l.sharedMem)},
+                     {"stream", orNull(l.stream)},
+                     {"grid_dims", l.gridDims},
+                     {"block_dims", l.blockDims},
+                     {"args", strings(l.args)},
+                     {"in_loop", l.inLoop},
+                     {"loop_line", l.inLoop ? json::Value(l.loopPos.line) : json::Value(nullptr)}});
   }
   json::Array hosts;
   for (size_t fi = 0; fi < m.hostFunctions.size(); ++fi) {
     const HostFunction &f = m.hostFunctions[fi];
     json::Array events;
     for (const HostEvent &e : f.events) {
-      json::Object o{{"kind", toString(e.kind)},
-                     {"call", e.call},
-                     {"line", e.pos.line},
-                     {"in_loop", e.inLoop},
-                     {"reads", strings(e.reads)},
-                     {"writes", strings(e.writes)}};
+      json::Object o{{"kind", toString(e.kind)},  {"call", e.call},
+                     {"line", e.pos.line},        {"in_loop", e.inLoop},
+                     {"reads", strings(e.reads)}, {"writes", strings(e.writes)}};
       if (e.launch >= 0)
         o["launch"] = e.launch;
       events.push_back(std::move(o));
@@ -203,8 +207,8 @@ std::string cudal1::analysisText(const ProgramModel &m) {
   Analyzed an = analyzeAll(m);
   std::string out;
   llvm::raw_string_ostream os(out);
-  os << "file " << m.mainFile << ": " << m.kernels.size() << " kernel(s), "
-     << m.launches.size() << " launch site(s)\n";
+  os << "file " << m.mainFile << ": " << m.kernels.size() << " kernel(s), " << m.launches.size()
+     << " launch site(s)\n";
   for (size_t ki = 0; ki < m.kernels.size(); ++ki) {
     const Kernel &k = m.kernels[ki];
     const KernelAnalysis &ka = an.kernels[ki];

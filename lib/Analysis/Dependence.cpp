@@ -24,10 +24,14 @@ namespace pb = mlir::presburger;
 
 const char *cudal1::toString(DependenceResult r) {
   switch (r) {
-  case DependenceResult::Disjoint: return "disjoint";
-  case DependenceResult::SameThread: return "same-thread";
-  case DependenceResult::CrossThread: return "cross-thread";
-  case DependenceResult::Unknown: return "unknown";
+  case DependenceResult::Disjoint:
+    return "disjoint";
+  case DependenceResult::SameThread:
+    return "same-thread";
+  case DependenceResult::CrossThread:
+    return "cross-thread";
+  case DependenceResult::Unknown:
+    return "unknown";
   }
   return "unknown";
 }
@@ -36,10 +40,14 @@ namespace {
 /// Order of severity: a worse result dominates when combining.
 int rank(DependenceResult r) {
   switch (r) {
-  case DependenceResult::Disjoint: return 0;
-  case DependenceResult::SameThread: return 1;
-  case DependenceResult::Unknown: return 2;
-  case DependenceResult::CrossThread: return 3;
+  case DependenceResult::Disjoint:
+    return 0;
+  case DependenceResult::SameThread:
+    return 1;
+  case DependenceResult::Unknown:
+    return 2;
+  case DependenceResult::CrossThread:
+    return 3;
   }
   return 2;
 }
@@ -118,7 +126,8 @@ LinearAccess linearize(const AccessInstance &in, mlir::MLIRContext &ctx) {
   for (unsigned d = 0; d < 3; ++d) {
     auto c = globalCoefficient(*e, d, space);
     if (!c) {
-      la.why = "index '" + space.print(*e) + "' is not linear in the global thread id with a constant stride";
+      la.why = "index '" + space.print(*e) +
+               "' is not linear in the global thread id with a constant stride";
       return la;
     }
     la.coef[d] = *c;
@@ -167,8 +176,8 @@ LinearAccess linearize(const AccessInstance &in, mlir::MLIRContext &ctx) {
           continue;
         bool only = true;
         for (unsigned o2 = 0; o2 < 3; ++o2)
-          if (o2 != d && (!globalCoefficient(grows, o2, space) ||
-                          *globalCoefficient(grows, o2, space) != 0))
+          if (o2 != d &&
+              (!globalCoefficient(grows, o2, space) || *globalCoefficient(grows, o2, space) != 0))
             only = false;
         for (unsigned x = IndexSpace::NumBuiltinDims; x < space.numDims(); ++x)
           only &= !grows.isFunctionOfDim(x);
@@ -358,7 +367,6 @@ std::vector<std::pair<std::string, std::string>> renaming(const Kernel &k, const
       r.emplace_back(k.params[i].name, "[" + l.args[i] + "]");
   return r;
 }
-
 
 } // namespace
 

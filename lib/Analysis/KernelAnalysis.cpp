@@ -82,8 +82,12 @@ KernelAnalysis cudal1::analyzeKernel(const Kernel &k, mlir::MLIRContext &ctx) {
       else
         ++strided;
       break;
-    case Stride::Kind::Symbolic: ++strided; break;
-    case Stride::Kind::Unknown: ++unknown; break;
+    case Stride::Kind::Symbolic:
+      ++strided;
+      break;
+    case Stride::Kind::Unknown:
+      ++unknown;
+      break;
     }
     if (a.paramIndex >= 0 && size_t(a.paramIndex) < r.params.size())
       (a.kind == AccessKind::Read ? r.params[a.paramIndex].reads : r.params[a.paramIndex].writes) =
@@ -102,8 +106,8 @@ KernelAnalysis cudal1::analyzeKernel(const Kernel &k, mlir::MLIRContext &ctx) {
     guardedCount += r.accesses[i].guarded;
   }
   r.guarded = !k.accesses.empty() && guardedCount == k.accesses.size();
-  r.gridStride = std::any_of(k.loops.begin(), k.loops.end(),
-                             [](const KernelLoop &l) { return l.gridStride; });
+  r.gridStride =
+      std::any_of(k.loops.begin(), k.loops.end(), [](const KernelLoop &l) { return l.gridStride; });
 
   // Features for the policy (docs/Analysis.md, version featureVersion).
   unsigned maxDepth = 0, pointers = 0, constPointers = 0, restrictPointers = 0, reads = 0,

@@ -59,11 +59,11 @@ std::string cacheFile(StringRef dir, const RewriteInput &in, StringRef arch, Str
   for (const TunedKernel &k : relevant)
     text += k.key + "\t" + k.gpu + "\t" + k.shape + "\t" + k.plan + "\t" + k.refused + "\t" +
             optText(k.speedupLo) + "\t" + k.chosenAt + "\n";
-  XXH128_hash_t h = xxh3_128bits(ArrayRef(reinterpret_cast<const uint8_t *>(text.data()),
-                                          text.size()));
+  XXH128_hash_t h =
+      xxh3_128bits(ArrayRef(reinterpret_cast<const uint8_t *>(text.data()), text.size()));
   SmallString<256> path(dir);
-  sys::path::append(path, utohexstr(h.high64, true, 16) + utohexstr(h.low64, true, 16) +
-                              ".derived");
+  sys::path::append(path,
+                    utohexstr(h.high64, true, 16) + utohexstr(h.low64, true, 16) + ".derived");
   return path.str().str();
 }
 
@@ -157,10 +157,9 @@ bool deserialize(StringRef in, ApplyResult &r, std::string &error) {
 //===----------------------------------------------------------------------===//
 
 std::string rowName(const TunedKernel &row, StringRef kernel) {
-  std::string who = kernel == "(host)" ? std::string("the host code")
-                                       : "kernel '" + kernel.str() + "'";
-  return "the best choice of " + who + " (key " + row.key + ", " + row.gpu + " " + row.arch +
-         ")";
+  std::string who =
+      kernel == "(host)" ? std::string("the host code") : "kernel '" + kernel.str() + "'";
+  return "the best choice of " + who + " (key " + row.key + ", " + row.gpu + " " + row.arch + ")";
 }
 
 std::string scopeText(const PlanScope &s) {
@@ -292,10 +291,10 @@ ApplyResult derive(const RewriteInput &in, StringRef arch, StringRef gpuName,
   // apply together, most certain first, as the tuner combined them.
   PlanCombination c = combinePlans(in, plans, certainty, [&](size_t i, Error e) {
     const AppliedPlan &p = found[i];
-    r.warnings.push_back("the tuned plan of " +
-                         (p.kernel == "(host)" ? std::string("the host code")
-                                               : "kernel '" + p.kernel + "'") +
-                         " ('" + p.plan + "') was not applied: " + toString(std::move(e)));
+    r.warnings.push_back(
+        "the tuned plan of " +
+        (p.kernel == "(host)" ? std::string("the host code") : "kernel '" + p.kernel + "'") +
+        " ('" + p.plan + "') was not applied: " + toString(std::move(e)));
   });
   if (!c.kept.empty()) {
     r.source = std::move(c.source);
@@ -384,8 +383,7 @@ Expected<ApplyResult> applyBestPlans(const RewriteInput &in, const ApplyOptions 
       d = ApplyResult();
       d.source = in.code;
       d.parsed = true;
-      d.warnings.push_back("deriving the tuned source " + why +
-                           "; compiling the original code");
+      d.warnings.push_back("deriving the tuned source " + why + "; compiling the original code");
       error.clear();
     }
   } else {

@@ -41,8 +41,7 @@ public:
 
 class Reader {
 public:
-  Reader(const uint8_t *p, size_t n, std::string name)
-      : data(p), size(n), name(std::move(name)) {}
+  Reader(const uint8_t *p, size_t n, std::string name) : data(p), size(n), name(std::move(name)) {}
   bool failed() const { return !status.ok(); }
   Status status;
 
@@ -50,9 +49,8 @@ public:
     if (failed())
       return false;
     if (n > size - pos) {
-      status = makeError(name, ": truncated: ", what, " needs ", n,
-                         " bytes at offset ", pos, " but only ", size - pos,
-                         " remain");
+      status = makeError(name, ": truncated: ", what, " needs ", n, " bytes at offset ", pos,
+                         " but only ", size - pos, " remain");
       return false;
     }
     return true;
@@ -158,12 +156,10 @@ std::vector<uint8_t> serializeCapture(const CaptureFile &file) {
   return out.bytes;
 }
 
-Expected<CaptureFile> parseCapture(const std::vector<uint8_t> &image,
-                                   const std::string &name) {
+Expected<CaptureFile> parseCapture(const std::vector<uint8_t> &image, const std::string &name) {
   if (image.size() < kHeaderSize)
-    return makeError(name, ": truncated: ", image.size(),
-                     " bytes is shorter than the ", kHeaderSize,
-                     "-byte capture header");
+    return makeError(name, ": truncated: ", image.size(), " bytes is shorter than the ",
+                     kHeaderSize, "-byte capture header");
   if (std::memcmp(image.data(), kMagic, 8) != 0)
     return makeError(name, ": not a cudal1 capture file (bad magic)");
   uint32_t version, flags;
@@ -174,8 +170,7 @@ Expected<CaptureFile> parseCapture(const std::vector<uint8_t> &image,
   std::memcpy(&checksum, image.data() + 24, 8);
   if (version != kCaptureVersion)
     return makeError(name, ": capture format version ", version,
-                     " is not supported (this build reads version ",
-                     kCaptureVersion, ")");
+                     " is not supported (this build reads version ", kCaptureVersion, ")");
   if (payloadSize != image.size() - kHeaderSize)
     return makeError(name, ": truncated or padded: header says ", payloadSize,
                      " payload bytes, file has ", image.size() - kHeaderSize);
@@ -196,24 +191,21 @@ Expected<CaptureFile> parseCapture(const std::vector<uint8_t> &image,
     l.sharedBytes = r.u32("shared memory size");
     uint32_t numAllocs = r.u32("allocation count");
     if (numAllocs > kMaxArgs)
-      r.fail(makeError(name, ": launch ", i, " has an implausible ",
-                       numAllocs, " allocations"));
+      r.fail(makeError(name, ": launch ", i, " has an implausible ", numAllocs, " allocations"));
     for (uint32_t a = 0; a < numAllocs && !r.failed(); ++a) {
       CapturedAlloc al;
       al.originalBase = r.u64("allocation base");
       al.size = r.u64("allocation size");
       al.before = r.blob("contents before");
       al.after = r.blob("contents after");
-      if (!r.failed() &&
-          (al.before.size() != al.size || al.after.size() != al.size))
+      if (!r.failed() && (al.before.size() != al.size || al.after.size() != al.size))
         r.fail(makeError(name, ": launch ", i, " allocation ", a,
                          ": contents do not match its size ", al.size));
       l.allocs.push_back(std::move(al));
     }
     uint32_t numArgs = r.u32("argument count");
     if (numArgs > kMaxArgs)
-      r.fail(makeError(name, ": launch ", i, " has an implausible ", numArgs,
-                       " arguments"));
+      r.fail(makeError(name, ": launch ", i, " has an implausible ", numArgs, " arguments"));
     for (uint32_t a = 0; a < numArgs && !r.failed(); ++a) {
       CapturedArg arg;
       uint8_t kind = r.u8("argument kind");
@@ -224,8 +216,7 @@ Expected<CaptureFile> parseCapture(const std::vector<uint8_t> &image,
       if (arg.isPointer) {
         arg.alloc = r.u32("argument allocation");
         arg.offset = r.u64("argument offset");
-        if (!r.failed() && (arg.alloc >= l.allocs.size() ||
-                            arg.offset > l.allocs[arg.alloc].size))
+        if (!r.failed() && (arg.alloc >= l.allocs.size() || arg.offset > l.allocs[arg.alloc].size))
           r.fail(makeError(name, ": launch ", i, " argument ", a,
                            " points outside the recorded allocations"));
       } else {
@@ -236,8 +227,7 @@ Expected<CaptureFile> parseCapture(const std::vector<uint8_t> &image,
     file.launches.push_back(std::move(l));
   }
   if (!r.failed() && r.remaining() != 0)
-    r.fail(makeError(name, ": ", r.remaining(),
-                     " unexpected bytes after the last launch"));
+    r.fail(makeError(name, ": ", r.remaining(), " unexpected bytes after the last launch"));
   if (r.failed())
     return r.status;
   return file;
@@ -259,8 +249,7 @@ Expected<std::vector<uint8_t>> readWholeFile(const std::string &path) {
   return data;
 }
 
-Status writeFileAtomically(const std::string &path, const void *data,
-                           size_t size) {
+Status writeFileAtomically(const std::string &path, const void *data, size_t size) {
   std::string tmp = path + ".tmp." + std::to_string(getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0)
@@ -287,8 +276,7 @@ Status writeFileAtomically(const std::string &path, const void *data,
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     int e = errno;
     ::unlink(tmp.c_str());
-    return makeError("cannot rename ", tmp, " to ", path, ": ",
-                     std::strerror(e));
+    return makeError("cannot rename ", tmp, " to ", path, ": ", std::strerror(e));
   }
   return Status::success();
 }

@@ -61,8 +61,7 @@ unsigned long long envNumber(const char *name, unsigned long long fallback) {
     return fallback;
   unsigned long long n = 0; // strtoull took "-1" as 2^64-1 and overflow silently
   if (!parseInteger<unsigned long long>(v, 0, ULLONG_MAX, n)) {
-    std::fprintf(stderr, "cudal1-capture: ignoring %s=%s (not an unsigned integer)\n",
-                 name, v);
+    std::fprintf(stderr, "cudal1-capture: ignoring %s=%s (not an unsigned integer)\n", name, v);
     return fallback;
   }
   return n;
@@ -86,8 +85,8 @@ void initialize(State &s) {
   cudaDriverEntryPointQueryResult q;
   // The newest ABI up to CUDA 12.0 is v3020, the prototype of
   // PFN_cuMemGetAddressRange_v3020 (worked on the H200 with driver 580).
-  if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &fn, 12000,
-                                       cudaEnableDefault, &q) != cudaSuccess ||
+  if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &fn, 12000, cudaEnableDefault, &q) !=
+          cudaSuccess ||
       q != cudaDriverEntryPointSuccess || !fn) {
     std::fprintf(stderr, "cudal1-capture: cannot reach cuMemGetAddressRange; "
                          "capture disabled\n");
@@ -104,12 +103,10 @@ std::string cudaText(cudaError_t e) {
 
 } // namespace
 
-extern "C" int cudal1_capture_begin(const char *kernelKey, unsigned gridX,
-                                    unsigned gridY, unsigned gridZ,
-                                    unsigned blockX, unsigned blockY,
-                                    unsigned blockZ, size_t sharedBytes,
-                                    void **args, const size_t *argSizes,
-                                    const int *argIsPointer, int numArgs) {
+extern "C" int cudal1_capture_begin(const char *kernelKey, unsigned gridX, unsigned gridY,
+                                    unsigned gridZ, unsigned blockX, unsigned blockY,
+                                    unsigned blockZ, size_t sharedBytes, void **args,
+                                    const size_t *argSizes, const int *argIsPointer, int numArgs) {
   State &s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   initialize(s);
@@ -117,8 +114,7 @@ extern "C" int cudal1_capture_begin(const char *kernelKey, unsigned gridX,
     return -1;
   std::string key = kernelKey;
   if (auto it = s.refusedKernels.find(key); it != s.refusedKernels.end()) {
-    warnOnce(s, "refused:" + key,
-             "not capturing kernel " + key + ": " + it->second);
+    warnOnce(s, "refused:" + key, "not capturing kernel " + key + ": " + it->second);
     return -1;
   }
   if (s.launchesPerKey[key] >= s.maxLaunches)
@@ -127,8 +123,8 @@ extern "C" int cudal1_capture_begin(const char *kernelKey, unsigned gridX,
   // 1. See the state the launch will see.
   cudaError_t e = cudaDeviceSynchronize();
   if (e != cudaSuccess) {
-    warnOnce(s, "sync", "cudaDeviceSynchronize failed before " + key + ": " +
-                            cudaText(e) + "; capture stops");
+    warnOnce(s, "sync",
+             "cudaDeviceSynchronize failed before " + key + ": " + cudaText(e) + "; capture stops");
     s.disabled = true;
     return -1;
   }
@@ -177,8 +173,7 @@ extern "C" int cudal1_capture_begin(const char *kernelKey, unsigned gridX,
       return -1;
     }
     uint32_t index = 0;
-    while (index < launch.allocs.size() &&
-           launch.allocs[index].originalBase != uint64_t(base))
+    while (index < launch.allocs.size() && launch.allocs[index].originalBase != uint64_t(base))
       ++index;
     if (index == launch.allocs.size()) {
       CapturedAlloc alloc;
@@ -196,20 +191,20 @@ extern "C" int cudal1_capture_begin(const char *kernelKey, unsigned gridX,
   // 3. The byte budget counts contents before and after.
   if (s.bytesUsed + bytes > s.maxBytes) {
     warnOnce(s, "budget:" + key,
-             "not capturing a launch of " + key + ": it needs " +
-                 std::to_string(bytes) + " bytes and the budget "
-                 "(CUDAL1_CAPTURE_MAX_BYTES=" + std::to_string(s.maxBytes) +
-                 ") has " + std::to_string(s.maxBytes - s.bytesUsed) + " left");
+             "not capturing a launch of " + key + ": it needs " + std::to_string(bytes) +
+                 " bytes and the budget "
+                 "(CUDAL1_CAPTURE_MAX_BYTES=" +
+                 std::to_string(s.maxBytes) + ") has " + std::to_string(s.maxBytes - s.bytesUsed) +
+                 " left");
     return -1;
   }
   for (CapturedAlloc &a : launch.allocs) {
     a.before.resize(a.size);
-    e = cudaMemcpy(a.before.data(), reinterpret_cast<void *>(a.originalBase),
-                   a.size, cudaMemcpyDeviceToHost);
+    e = cudaMemcpy(a.before.data(), reinterpret_cast<void *>(a.originalBase), a.size,
+                   cudaMemcpyDeviceToHost);
     if (e != cudaSuccess) {
-      warnOnce(s, "copy:" + key, "not capturing " + key +
-                                     ": reading an allocation failed: " +
-                                     cudaText(e));
+      warnOnce(s, "copy:" + key,
+               "not capturing " + key + ": reading an allocation failed: " + cudaText(e));
       return -1;
     }
   }
@@ -239,18 +234,17 @@ extern "C" void cudal1_capture_end(int handle) {
   cudaError_t e = cudaDeviceSynchronize();
   if (e != cudaSuccess) {
     warnOnce(s, "launch:" + p.launch.kernelKey,
-             "the launch of " + p.launch.kernelKey + " failed (" +
-                 cudaText(e) + "); it is not recorded");
+             "the launch of " + p.launch.kernelKey + " failed (" + cudaText(e) +
+                 "); it is not recorded");
     return;
   }
   for (CapturedAlloc &a : p.launch.allocs) {
     a.after.resize(a.size);
-    e = cudaMemcpy(a.after.data(), reinterpret_cast<void *>(a.originalBase),
-                   a.size, cudaMemcpyDeviceToHost);
+    e = cudaMemcpy(a.after.data(), reinterpret_cast<void *>(a.originalBase), a.size,
+                   cudaMemcpyDeviceToHost);
     if (e != cudaSuccess) {
       warnOnce(s, "copy:" + p.launch.kernelKey,
-               "reading the results of " + p.launch.kernelKey +
-                   " failed: " + cudaText(e));
+               "reading the results of " + p.launch.kernelKey + " failed: " + cudaText(e));
       return;
     }
   }
@@ -258,14 +252,13 @@ extern "C" void cudal1_capture_end(int handle) {
   s.dirty = true;
 }
 
-extern "C" void cudal1_capture_refuse_kernel(const char *kernelKey,
-                                             const char *reason) {
+extern "C" void cudal1_capture_refuse_kernel(const char *kernelKey, const char *reason) {
   State &s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
-  s.refusedKernels[kernelKey] =
-      reason && *reason ? reason
-                        : "it reads __constant__ or __device__ globals, which "
-                          "a capture cannot restore";
+  s.refusedKernels[kernelKey] = reason && *reason
+                                    ? reason
+                                    : "it reads __constant__ or __device__ globals, which "
+                                      "a capture cannot restore";
 }
 
 extern "C" int cudal1_capture_flush(void) {

@@ -61,9 +61,8 @@ bool isSafeRelativePath(const std::string &p) {
 
 } // namespace
 
-Status parseVariantHead(const std::vector<std::string> &w, size_t &i,
-                        bool hasId, std::string &id, std::string &source,
-                        const std::string &where) {
+Status parseVariantHead(const std::vector<std::string> &w, size_t &i, bool hasId, std::string &id,
+                        std::string &source, const std::string &where) {
   if (hasId) {
     if (i >= w.size() || !isValidVariantId(w[i]))
       return makeError(where, ": variant id missing or not made of letters, "
@@ -73,8 +72,7 @@ Status parseVariantHead(const std::vector<std::string> &w, size_t &i,
   if (i >= w.size())
     return makeError(where, ": source file missing");
   if (!isSafeRelativePath(w[i]))
-    return makeError(where, ": '", w[i],
-                     "' must be a relative path inside the bundle");
+    return makeError(where, ": '", w[i], "' must be a relative path inside the bundle");
   source = w[i++];
   return Status::success();
 }
@@ -122,8 +120,8 @@ std::string joinComma(const std::vector<std::string> &v) {
 }
 
 // Reads "ID FILE key=value..." (or "FILE key=value..." when hasId is false).
-Status parseVariant(const std::vector<std::string> &w, size_t first,
-                    bool hasId, VariantSpec &v, const std::string &where) {
+Status parseVariant(const std::vector<std::string> &w, size_t first, bool hasId, VariantSpec &v,
+                    const std::string &where) {
   size_t i = first;
   if (Status s = parseVariantHead(w, i, hasId, v.id, v.source, where); !s.ok())
     return s;
@@ -172,8 +170,7 @@ std::string formatVariant(const VariantSpec &v, bool withId) {
   if (v.fastMath)
     s += " fast-math=1";
   auto dim = [](const uint32_t d[3]) {
-    return std::to_string(d[0]) + "," + std::to_string(d[1]) + "," +
-           std::to_string(d[2]);
+    return std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]);
   };
   if (v.launch.hasGrid)
     s += " grid=" + dim(v.launch.grid);
@@ -214,8 +211,7 @@ Expected<Bundle> parseManifest(const std::string &text, const std::string &dir,
                                 "line must be 'cudal1-bundle 1')");
       if (w[1] != std::to_string(kBundleVersion))
         return makeError(where, ": bundle version ", w[1],
-                         " is not supported (this build reads version ",
-                         kBundleVersion, ")");
+                         " is not supported (this build reads version ", kBundleVersion, ")");
       sawHeader = true;
       continue;
     }
@@ -225,8 +221,8 @@ Expected<Bundle> parseManifest(const std::string &text, const std::string &dir,
         return makeError(where, ": '", d, "' needs ", n, " value(s)");
       return Status::success();
     };
-    if (d == "kernel-key" || d == "entry" || d == "arch" ||
-        d == "compiler" || d == "capture" || d == "reduction-length") {
+    if (d == "kernel-key" || d == "entry" || d == "arch" || d == "compiler" || d == "capture" ||
+        d == "reduction-length") {
       if (Status s = needArgs(1); !s.ok())
         return s;
       if (w.size() != 2)
@@ -243,8 +239,7 @@ Expected<Bundle> parseManifest(const std::string &text, const std::string &dir,
         b.compiler = w[1];
       } else if (d == "capture") {
         if (!isSafeRelativePath(w[1]))
-          return makeError(where, ": '", w[1],
-                           "' must be a relative path inside the bundle");
+          return makeError(where, ": '", w[1], "' must be a relative path inside the bundle");
         b.captures.push_back(w[1]);
       } else {
         uint32_t n;
@@ -266,8 +261,7 @@ Expected<Bundle> parseManifest(const std::string &text, const std::string &dir,
       for (size_t i = 1; i < w.size(); ++i) {
         size_t eq = w[i].find('=');
         double v;
-        if (eq == std::string::npos || !parseDouble(w[i].substr(eq + 1), v) ||
-            v < 0)
+        if (eq == std::string::npos || !parseDouble(w[i].substr(eq + 1), v) || v < 0)
           return makeError(where, ": bad tolerance setting '", w[i], "'");
         std::string key = w[i].substr(0, eq);
         if (key == "k")
@@ -304,8 +298,7 @@ Expected<Bundle> parseManifest(const std::string &text, const std::string &dir,
       if (Status s = parseVariant(w, 1, true, v, where); !s.ok())
         return s;
       if (!ids.insert(v.id).second)
-        return makeError(where, ": variant id '", v.id,
-                         "' is used twice (or is reserved)");
+        return makeError(where, ": variant id '", v.id, "' is used twice (or is reserved)");
       b.variants.push_back(v);
     } else {
       return makeError(where, ": unknown directive '", d, "'");
@@ -357,9 +350,8 @@ std::string formatManifest(const Bundle &b) {
   if (b.tolerance.reductionLength != 1)
     os << "reduction-length " << b.tolerance.reductionLength << "\n";
   Tolerance def;
-  if (b.tolerance.k != def.k || b.tolerance.rel32 != def.rel32 ||
-      b.tolerance.abs32 != def.abs32 || b.tolerance.rel64 != def.rel64 ||
-      b.tolerance.abs64 != def.abs64)
+  if (b.tolerance.k != def.k || b.tolerance.rel32 != def.rel32 || b.tolerance.abs32 != def.abs32 ||
+      b.tolerance.rel64 != def.rel64 || b.tolerance.abs64 != def.abs64)
     os << "tolerance k=" << formatDouble(b.tolerance.k)
        << " rel32=" << formatDouble(b.tolerance.rel32)
        << " abs32=" << formatDouble(b.tolerance.abs32)
@@ -380,8 +372,7 @@ Expected<Bundle> readBundle(const std::string &dir) {
   Expected<std::vector<uint8_t>> data = readWholeFile(manifest);
   if (!data.ok())
     return makeError("not a bundle: ", data.error().message());
-  Expected<Bundle> b = parseManifest(
-      std::string(data->begin(), data->end()), dir, manifest);
+  Expected<Bundle> b = parseManifest(std::string(data->begin(), data->end()), dir, manifest);
   if (!b.ok())
     return b;
   auto exists = [&](const std::string &rel, const char *what) -> Status {

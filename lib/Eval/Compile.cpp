@@ -15,51 +15,44 @@
 namespace cudal1 {
 
 namespace {
-bool startsWith(const std::string &s, const char *p) {
-  return s.rfind(p, 0) == 0;
-}
+bool startsWith(const std::string &s, const char *p) { return s.rfind(p, 0) == 0; }
 
 bool isRelocatable(const std::vector<std::string> &flags) {
   for (const std::string &f : flags)
-    if (f == "-rdc=true" || f == "--relocatable-device-code=true" ||
-        f == "-dc" || f == "--device-c")
+    if (f == "-rdc=true" || f == "--relocatable-device-code=true" || f == "-dc" ||
+        f == "--device-c")
       return true;
   return false;
 }
 
 bool isArchFlag(const std::string &f) {
   return startsWith(f, "-arch") || startsWith(f, "--gpu-architecture") ||
-         startsWith(f, "-gencode") || startsWith(f, "--generate-code") ||
-         startsWith(f, "-code") || startsWith(f, "--gpu-code");
+         startsWith(f, "-gencode") || startsWith(f, "--generate-code") || startsWith(f, "-code") ||
+         startsWith(f, "--gpu-code");
 }
 
 double since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 } // namespace
 
 namespace {
 bool containsText(const std::vector<uint8_t> &image, const std::string &text) {
-  return std::search(image.begin(), image.end(), text.begin(), text.end()) !=
-         image.end();
+  return std::search(image.begin(), image.end(), text.begin(), text.end()) != image.end();
 }
 } // namespace
 
-bool cubinDefinesKernel(const std::vector<uint8_t> &image,
-                        const std::string &entry) {
+bool cubinDefinesKernel(const std::vector<uint8_t> &image, const std::string &entry) {
   // Every kernel has its own code section, named ".text.NAME" in the ELF
   // section-name table (NUL-terminated, so "k" does not match "k_work").
   std::string name = ".text." + entry;
   name.push_back('\0');
-  return image.size() > 4 && std::equal(image.begin(), image.begin() + 4,
-                                        "\177ELF") &&
+  return image.size() > 4 && std::equal(image.begin(), image.begin() + 4, "\177ELF") &&
          containsText(image, name);
 }
 
 bool cubinDefinesAnyKernel(const std::vector<uint8_t> &image) {
-  return image.size() > 4 &&
-         std::equal(image.begin(), image.begin() + 4, "\177ELF") &&
+  return image.size() > 4 && std::equal(image.begin(), image.begin() + 4, "\177ELF") &&
          containsText(image, std::string(".text."));
 }
 
@@ -69,8 +62,7 @@ std::string cudaRoot() {
   return CUDAL1_DEFAULT_CUDA_ROOT;
 }
 
-std::string chooseCompiler(const std::string &requested,
-                           const std::string &source,
+std::string chooseCompiler(const std::string &requested, const std::string &source,
                            const std::vector<std::string> &flags) {
   if (requested == "nvrtc" || requested == "nvcc")
     return requested;
@@ -78,9 +70,8 @@ std::string chooseCompiler(const std::string &requested,
     return "nvcc";
   // Headers NVRTC ships itself; anything else needs the user's include setup.
   static const char *const builtin[] = {
-      "cuda_fp16.h", "cuda_bf16.h", "cuda_fp8.h", "cooperative_groups.h",
-      "cuda/std/cstdint", "cuda/std/limits", "cuda/std/type_traits",
-      "cuda_runtime.h"};
+      "cuda_fp16.h",      "cuda_bf16.h",     "cuda_fp8.h",           "cooperative_groups.h",
+      "cuda/std/cstdint", "cuda/std/limits", "cuda/std/type_traits", "cuda_runtime.h"};
   size_t pos = 0;
   while (pos < source.size()) {
     size_t eol = source.find('\n', pos);
@@ -98,9 +89,8 @@ std::string chooseCompiler(const std::string &requested,
     if (open == std::string::npos)
       continue;
     size_t close = line.find_first_of(">\"", open + 1);
-    std::string h = line.substr(open + 1, close == std::string::npos
-                                              ? std::string::npos
-                                              : close - open - 1);
+    std::string h =
+        line.substr(open + 1, close == std::string::npos ? std::string::npos : close - open - 1);
     bool known = false;
     for (const char *b : builtin)
       known |= h == b;
@@ -111,24 +101,19 @@ std::string chooseCompiler(const std::string &requested,
 }
 
 std::vector<std::string> nvrtcOptions(const std::vector<std::string> &flags,
-                                      const std::string &arch,
-                                      std::vector<std::string> &dropped) {
+                                      const std::string &arch, std::vector<std::string> &dropped) {
   std::vector<std::string> opts = {"--gpu-architecture=" + arch};
   for (size_t i = 0; i < flags.size(); ++i) {
     const std::string &f = flags[i];
     if (startsWith(f, "-D") || startsWith(f, "-U") || startsWith(f, "-I") ||
-        startsWith(f, "-std=") || startsWith(f, "--std=") ||
-        startsWith(f, "-maxrregcount") || startsWith(f, "--maxrregcount") ||
-        f == "-lineinfo" || f == "--generate-line-info" ||
-        f == "--use_fast_math" || f == "-use_fast_math" ||
-        startsWith(f, "--ftz") || startsWith(f, "--prec-div") ||
-        startsWith(f, "--prec-sqrt") || startsWith(f, "--fmad") ||
-        startsWith(f, "-ftz") || startsWith(f, "-prec-div") ||
-        startsWith(f, "-prec-sqrt") || startsWith(f, "-fmad") ||
-        f == "--expt-relaxed-constexpr" || f == "--extended-lambda" ||
+        startsWith(f, "-std=") || startsWith(f, "--std=") || startsWith(f, "-maxrregcount") ||
+        startsWith(f, "--maxrregcount") || f == "-lineinfo" || f == "--generate-line-info" ||
+        f == "--use_fast_math" || f == "-use_fast_math" || startsWith(f, "--ftz") ||
+        startsWith(f, "--prec-div") || startsWith(f, "--prec-sqrt") || startsWith(f, "--fmad") ||
+        startsWith(f, "-ftz") || startsWith(f, "-prec-div") || startsWith(f, "-prec-sqrt") ||
+        startsWith(f, "-fmad") || f == "--expt-relaxed-constexpr" || f == "--extended-lambda" ||
         f == "--expt-extended-lambda" || f == "-rdc=true" ||
-        f == "--relocatable-device-code=true" ||
-        f == "--extra-device-vectorization" || f == "-G") {
+        f == "--relocatable-device-code=true" || f == "--extra-device-vectorization" || f == "-G") {
       // -D X and -I X with the value in the next word.
       if ((f == "-D" || f == "-I" || f == "-U") && i + 1 < flags.size()) {
         opts.push_back(f + flags[++i]);
@@ -137,8 +122,7 @@ std::vector<std::string> nvrtcOptions(const std::vector<std::string> &flags,
       opts.push_back(f == "-use_fast_math" ? "--use_fast_math" : f);
     } else if (isArchFlag(f)) {
       // We compile for the GPU at hand; the user's targets do not apply.
-      if ((f == "-arch" || f == "-gencode" || f == "-code") &&
-          i + 1 < flags.size())
+      if ((f == "-arch" || f == "-gencode" || f == "-code") && i + 1 < flags.size())
         ++i;
     } else {
       dropped.push_back(f);
@@ -147,20 +131,18 @@ std::vector<std::string> nvrtcOptions(const std::vector<std::string> &flags,
   return opts;
 }
 
-std::vector<std::string> nvccCommand(const std::string &nvcc,
-                                     const CompileJob &job, bool relocatable,
-                                     const std::string &output) {
+std::vector<std::string> nvccCommand(const std::string &nvcc, const CompileJob &job,
+                                     bool relocatable, const std::string &output) {
   std::vector<std::string> cmd = {nvcc, "-cubin", "-arch=" + job.arch};
   for (size_t i = 0; i < job.flags.size(); ++i) {
     const std::string &f = job.flags[i];
     if (isArchFlag(f)) {
-      if ((f == "-arch" || f == "-gencode" || f == "-code") &&
-          i + 1 < job.flags.size())
+      if ((f == "-arch" || f == "-gencode" || f == "-code") && i + 1 < job.flags.size())
         ++i;
       continue;
     }
-    if (f == "-c" || f == "-dc" || f == "--device-c" || f == "-cubin" ||
-        f == "-rdc=true" || f == "--relocatable-device-code=true")
+    if (f == "-c" || f == "-dc" || f == "--device-c" || f == "-cubin" || f == "-rdc=true" ||
+        f == "--relocatable-device-code=true")
       continue;
     if (f == "-o") {
       ++i;
@@ -202,8 +184,7 @@ CompileResult compileVariant(const CompileJob &job) {
       log += "\n";
     }
     std::string nvrtcLog;
-    Expected<std::vector<uint8_t>> cubin =
-        cuda::compileWithNvrtc(text, job.source, opts, nvrtcLog);
+    Expected<std::vector<uint8_t>> cubin = cuda::compileWithNvrtc(text, job.source, opts, nvrtcLog);
     res.log = log + nvrtcLog;
     if (!cubin.ok()) {
       res.log += (res.log.empty() ? "" : "\n") + cubin.error().message();
@@ -223,11 +204,8 @@ CompileResult compileVariant(const CompileJob &job) {
   // file it does not recognize ("x.cubin.rdc" gave a module without a single
   // kernel: "entry point not found" on the H200), so the relocatable object
   // must end in .cubin.
-  std::string firstOut =
-      relocatable ? job.output + ".rdc.cubin" : job.output;
-  ProcessResult p =
-      runProcess(nvccCommand(root + "/bin/nvcc", job, relocatable, firstOut),
-                 600);
+  std::string firstOut = relocatable ? job.output + ".rdc.cubin" : job.output;
+  ProcessResult p = runProcess(nvccCommand(root + "/bin/nvcc", job, relocatable, firstOut), 600);
   res.log = p.output;
   if (!(p.exited && p.exitCode == 0)) {
     res.log += "\nnvcc: " + p.describe();
@@ -235,9 +213,8 @@ CompileResult compileVariant(const CompileJob &job) {
     return res;
   }
   if (relocatable) {
-    ProcessResult l = runProcess({root + "/bin/nvlink", "-arch=" + job.arch,
-                                  firstOut, "-L" + root + "/lib64",
-                                  "-lcudadevrt", "-o", job.output},
+    ProcessResult l = runProcess({root + "/bin/nvlink", "-arch=" + job.arch, firstOut,
+                                  "-L" + root + "/lib64", "-lcudadevrt", "-o", job.output},
                                  300);
     res.log += l.output;
     if (!(l.exited && l.exitCode == 0)) {
@@ -258,9 +235,8 @@ CompileResult compileVariant(const CompileJob &job) {
   return res;
 }
 
-std::vector<CompileResult>
-compileAll(const std::vector<CompileJob> &jobs, int parallelism,
-           const std::function<void(const CompileResult &)> &progress) {
+std::vector<CompileResult> compileAll(const std::vector<CompileJob> &jobs, int parallelism,
+                                      const std::function<void(const CompileResult &)> &progress) {
   std::vector<CompileResult> results(jobs.size());
   std::atomic<size_t> next{0};
   std::mutex mutex;

@@ -29,9 +29,7 @@ constexpr double kSuspiciousSpeedup = 10.0;
 struct Clock {
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
   double seconds() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                         start)
-        .count();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 };
 
@@ -77,10 +75,9 @@ std::vector<double> parseNumbers(const std::string &text) {
   return v;
 }
 
-
 /// Applies a verify worker's report (or its absence) to the result.
-void applyVerify(const ProcessResult &p, const std::string &reportPath,
-                 VariantResult &v, std::string &gpu) {
+void applyVerify(const ProcessResult &p, const std::string &reportPath, VariantResult &v,
+                 std::string &gpu) {
   std::vector<std::string> lines = readLines(reportPath);
   std::string outcome;
   for (const std::string &l : lines) {
@@ -133,10 +130,8 @@ std::string workerPath(const EvalOptions &o) {
 
 } // namespace
 
-void summarizeTiming(const std::vector<double> &originalT,
-                     const std::vector<double> &originalAll,
-                     const std::vector<double> &t,
-                     const std::vector<double> &all, uint64_t seed,
+void summarizeTiming(const std::vector<double> &originalT, const std::vector<double> &originalAll,
+                     const std::vector<double> &t, const std::vector<double> &all, uint64_t seed,
                      VariantResult &v) {
   v.timed = !t.empty() && !originalT.empty();
   if (!v.timed)
@@ -150,8 +145,7 @@ void summarizeTiming(const std::vector<double> &originalT,
   for (size_t i = 0; i < t.size() && i < all.size(); ++i)
     gapV.push_back(all[i] - t[i]);
   double baseTime = medianOfBucketAverages(originalT, kBuckets);
-  v.sideWork = !gapV.empty() &&
-               median(gapV) - median(gapO) > std::max(0.02, 0.05 * baseTime);
+  v.sideWork = !gapV.empty() && median(gapV) - median(gapO) > std::max(0.02, 0.05 * baseTime);
   const std::vector<double> &bo = v.sideWork ? originalAll : originalT;
   const std::vector<double> &bv = v.sideWork ? all : t;
   SpeedupEstimate e = bootstrapSpeedup(bo, bv, kBuckets, 2000, seed);
@@ -165,8 +159,7 @@ void summarizeTiming(const std::vector<double> &originalT,
   v.suspicious = e.speedup > kSuspiciousSpeedup;
 }
 
-Expected<EvalResults> evaluateBundle(const Bundle &bundle,
-                                     const EvalOptions &opts) {
+Expected<EvalResults> evaluateBundle(const Bundle &bundle, const EvalOptions &opts) {
   Clock clock;
   EvalResults res;
   res.bundle = bundle.dir;
@@ -186,8 +179,7 @@ Expected<EvalResults> evaluateBundle(const Bundle &bundle,
       launches += l.kernelKey == bundle.kernelKey;
   }
   if (launches == 0)
-    return makeError("the captures hold no launch of kernel key '",
-                     bundle.kernelKey, "'");
+    return makeError("the captures hold no launch of kernel key '", bundle.kernelKey, "'");
 
   std::string work = opts.workDir;
   if (work.empty()) {
@@ -217,25 +209,21 @@ Expected<EvalResults> evaluateBundle(const Bundle &bundle,
     jobs.push_back(jobFor(v));
   if (bundle.hasReference)
     jobs.push_back(jobFor(bundle.reference));
-  int parallel = opts.jobs > 0 ? opts.jobs
-                               : int(std::max(1u, std::thread::hardware_concurrency()));
+  int parallel = opts.jobs > 0 ? opts.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
   size_t compiled = 0;
-  std::vector<CompileResult> cres =
-      compileAll(jobs, parallel, [&](const CompileResult &r) {
-        progress("compile " + std::to_string(++compiled) + "/" +
-                 std::to_string(jobs.size()) + " " + r.id);
-      });
+  std::vector<CompileResult> cres = compileAll(jobs, parallel, [&](const CompileResult &r) {
+    progress("compile " + std::to_string(++compiled) + "/" + std::to_string(jobs.size()) + " " +
+             r.id);
+  });
   std::map<std::string, const CompileResult *> byId;
   for (const CompileResult &r : cres)
     byId[r.id] = &r;
   if (!byId["original"]->ok)
-    return makeError("the original does not compile (",
-                     byId["original"]->compiler, "): ",
-                     lastLines(byId["original"]->log, 8));
+    return makeError("the original does not compile (", byId["original"]->compiler,
+                     "): ", lastLines(byId["original"]->log, 8));
   if (bundle.hasReference && !byId["reference"]->ok)
-    return makeError("the reference does not compile (",
-                     byId["reference"]->compiler, "): ",
-                     lastLines(byId["reference"]->log, 8));
+    return makeError("the reference does not compile (", byId["reference"]->compiler,
+                     "): ", lastLines(byId["reference"]->log, 8));
 
   res.results.resize(all.size());
   for (size_t i = 0; i < all.size(); ++i) {
@@ -277,10 +265,9 @@ Expected<EvalResults> evaluateBundle(const Bundle &bundle,
       // A worker that could not set up (no context, device busy) is not the
       // candidate's fault: try once more before giving up on it.
       for (int attempt = 0; attempt < 2; ++attempt) {
-        ProcessResult p = runProcess(
-            {exe, "--worker", "verify", "--bundle", bundle.dir, "--work",
-             work, "--id", v.id, "--gpu", std::to_string(opts.gpu)},
-            limit);
+        ProcessResult p = runProcess({exe, "--worker", "verify", "--bundle", bundle.dir, "--work",
+                                      work, "--id", v.id, "--gpu", std::to_string(opts.gpu)},
+                                     limit);
         v.details.clear();
         v.mismatches.clear();
         applyVerify(p, work + "/" + v.id + ".verify", v, gpu);
@@ -291,9 +278,8 @@ Expected<EvalResults> evaluateBundle(const Bundle &bundle,
       std::lock_guard<std::mutex> lock(mutex);
       if (!gpu.empty())
         gpuName = gpu;
-      progress("verify " + std::to_string(++verified) + "/" +
-               std::to_string(toVerify.size()) + " " + v.id + ": " +
-               outcomeName(v.outcome));
+      progress("verify " + std::to_string(++verified) + "/" + std::to_string(toVerify.size()) +
+               " " + v.id + ": " + outcomeName(v.outcome));
     }
   };
   {
@@ -308,8 +294,7 @@ Expected<EvalResults> evaluateBundle(const Bundle &bundle,
   VariantResult &orig = res.results[0];
   if (orig.outcome != Outcome::Ok) {
     if (orig.outcome == Outcome::NotRun && !orig.details.empty())
-      return makeError("the original could not be replayed: ",
-                       orig.details.front());
+      return makeError("the original could not be replayed: ", orig.details.front());
     orig.details.push_back("the original failed its own replay; nothing is "
                            "timed (is the capture complete and the kernel "
                            "deterministic?)");
@@ -322,17 +307,24 @@ Expected<EvalResults> evaluateBundle(const Bundle &bundle,
   for (size_t i = 1; i < all.size(); ++i)
     if (res.results[i].outcome == Outcome::Ok)
       timed.push_back(i);
-  double window = opts.window > 0
-                      ? opts.window
-                      : std::min(30.0, std::max(2.0, 0.25 * double(timed.size())));
+  double window =
+      opts.window > 0 ? opts.window : std::min(30.0, std::max(2.0, 0.25 * double(timed.size())));
   if (budgetLeft < 1e29)
     window = std::min(window, std::max(0.5, 0.7 * (budgetLeft - clock.seconds())));
   std::map<std::string, std::vector<double>> samples, samplesAll;
   for (int attempt = 0; attempt < 3 && timed.size() > 1; ++attempt) {
-    std::vector<std::string> argv = {exe, "--worker", "time", "--bundle",
-                                     bundle.dir, "--work", work, "--gpu",
-                                     std::to_string(opts.gpu), "--window",
-                                     std::to_string(window), "--seed",
+    std::vector<std::string> argv = {exe,
+                                     "--worker",
+                                     "time",
+                                     "--bundle",
+                                     bundle.dir,
+                                     "--work",
+                                     work,
+                                     "--gpu",
+                                     std::to_string(opts.gpu),
+                                     "--window",
+                                     std::to_string(window),
+                                     "--seed",
                                      std::to_string(opts.seed)};
     for (size_t i : timed) {
       argv.push_back("--id");
@@ -395,10 +387,9 @@ Expected<EvalResults> evaluateBundle(const Bundle &bundle,
       }
       break;
     }
-    std::string why = !errorText.empty() ? errorText
+    std::string why = !errorText.empty()   ? errorText
                       : !crashText.empty() ? crashText
-                                           : p.describe() + ": " +
-                                                 lastLines(p.output, 3);
+                                           : p.describe() + ": " + lastLines(p.output, 3);
     for (size_t i : timed)
       res.results[i].details.push_back("timing session failed: " + why);
     samples.clear();
@@ -412,8 +403,7 @@ Expected<EvalResults> evaluateBundle(const Bundle &bundle,
     VariantResult &v = res.results[i];
     if (!samples.count(v.id) || samples[v.id].empty())
       continue;
-    summarizeTiming(ot, oa, samples[v.id], samplesAll[v.id],
-                    opts.seed + i, v);
+    summarizeTiming(ot, oa, samples[v.id], samplesAll[v.id], opts.seed + i, v);
     if (v.outcome != Outcome::Ok)
       v.faster = false;
     if (v.sideWork)
@@ -434,9 +424,8 @@ Expected<EvalResults> evaluateBundle(const Bundle &bundle,
 std::string formatSummary(const EvalResults &r) {
   std::ostringstream os;
   char buf[512];
-  std::snprintf(buf, sizeof buf, "%-22s %-18s %-9s %10s %8s %17s %s\n",
-                "variant", "outcome", "compiler", "time-ms", "speedup",
-                "95% interval", "notes");
+  std::snprintf(buf, sizeof buf, "%-22s %-18s %-9s %10s %8s %17s %s\n", "variant", "outcome",
+                "compiler", "time-ms", "speedup", "95% interval", "notes");
   os << buf;
   for (const VariantResult &v : r.results) {
     std::string notes;
@@ -449,14 +438,12 @@ std::string formatSummary(const EvalResults &r) {
     if (!v.details.empty() && v.outcome != Outcome::Ok)
       notes += v.details.front().substr(0, 100);
     if (v.timed)
-      std::snprintf(buf, sizeof buf,
-                    "%-22s %-18s %-9s %10.4f %8.3f [%7.3f,%7.3f] %s\n",
-                    v.id.c_str(), outcomeName(v.outcome), v.compiler.c_str(),
-                    v.timeMs, v.speedup, v.lo, v.hi, notes.c_str());
+      std::snprintf(buf, sizeof buf, "%-22s %-18s %-9s %10.4f %8.3f [%7.3f,%7.3f] %s\n",
+                    v.id.c_str(), outcomeName(v.outcome), v.compiler.c_str(), v.timeMs, v.speedup,
+                    v.lo, v.hi, notes.c_str());
     else
-      std::snprintf(buf, sizeof buf, "%-22s %-18s %-9s %10s %8s %17s %s\n",
-                    v.id.c_str(), outcomeName(v.outcome), v.compiler.c_str(),
-                    "-", "-", "-", notes.c_str());
+      std::snprintf(buf, sizeof buf, "%-22s %-18s %-9s %10s %8s %17s %s\n", v.id.c_str(),
+                    outcomeName(v.outcome), v.compiler.c_str(), "-", "-", "-", notes.c_str());
     os << buf;
   }
   return os.str();

@@ -38,13 +38,11 @@ std::string selfExecutablePath() {
 
 Expected<std::string> makeTempDirectory(const std::string &name) {
   const char *tmp = std::getenv("TMPDIR");
-  std::string pattern =
-      std::string(tmp && *tmp ? tmp : "/tmp") + "/" + name + ".XXXXXX";
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/" + name + ".XXXXXX";
   std::vector<char> buf(pattern.begin(), pattern.end());
   buf.push_back(0);
   if (!::mkdtemp(buf.data()))
-    return makeError("cannot create a work directory at ", pattern, ": ",
-                     std::strerror(errno));
+    return makeError("cannot create a work directory at ", pattern, ": ", std::strerror(errno));
   return std::string(buf.data());
 }
 
@@ -55,8 +53,7 @@ std::string utcTimestamp() {
   return buf;
 }
 
-ProcessResult runProcess(const std::vector<std::string> &argv,
-                         double timeoutSeconds,
+ProcessResult runProcess(const std::vector<std::string> &argv, double timeoutSeconds,
                          const std::vector<std::string> &extraEnv) {
   ProcessResult res;
   if (argv.empty()) {
@@ -121,9 +118,7 @@ ProcessResult runProcess(const std::vector<std::string> &argv,
   int status = 0;
   bool reaped = false;
   auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                         start)
-        .count();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   while (!reaped) {
     if (pipeOpen) {

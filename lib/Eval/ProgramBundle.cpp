@@ -29,8 +29,7 @@ Status checkProgramRegex(const std::string &re, const std::string &where) {
   // manifest fuzzer found '\\99999999999999999999'), expands {n,m} into n
   // copies of the automaton, and compiles nesting recursively.
   if (re.size() > kMaxRegexLength)
-    return makeError(where, ": regular expression longer than ", kMaxRegexLength,
-                     " characters");
+    return makeError(where, ": regular expression longer than ", kMaxRegexLength, " characters");
   int depth = 0;
   for (size_t i = 0; i < re.size(); ++i) {
     char c = re[i];
@@ -38,8 +37,7 @@ Status checkProgramRegex(const std::string &re, const std::string &where) {
       ++i;
       if (std::isdigit(static_cast<unsigned char>(re[i])) && i + 1 < re.size() &&
           std::isdigit(static_cast<unsigned char>(re[i + 1])))
-        return makeError(where, ": regular expression '", re,
-                         "': back-references go up to \\9");
+        return makeError(where, ": regular expression '", re, "': back-references go up to \\9");
       continue;
     }
     if (c == '(' && ++depth > kMaxRegexDepth)
@@ -77,9 +75,8 @@ bool mentions(const std::vector<std::string> &words, const char *what) {
   return false;
 }
 
-Status parseProgramVariant(const std::vector<std::string> &w, size_t first,
-                           bool hasId, ProgramVariant &v,
-                           const std::string &where) {
+Status parseProgramVariant(const std::vector<std::string> &w, size_t first, bool hasId,
+                           ProgramVariant &v, const std::string &where) {
   size_t i = first;
   if (Status s = parseVariantHead(w, i, hasId, v.id, v.source, where); !s.ok())
     return s;
@@ -122,8 +119,7 @@ std::string variantHash(const std::string &planText, const std::string &source) 
 }
 
 bool isVariantHash(const std::string &hash) {
-  return hash.size() == 32 &&
-         hash.find_first_not_of("0123456789abcdef") == std::string::npos;
+  return hash.size() == 32 && hash.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
 
 std::string measuredHash(const std::string &manifestHash, const std::string &source) {
@@ -137,8 +133,7 @@ bool isProgramManifest(const std::string &text) {
   return i != std::string::npos && text.compare(i, 21, kHeader) == 0;
 }
 
-Expected<ProgramBundle> parseProgramManifest(const std::string &text,
-                                             const std::string &dir,
+Expected<ProgramBundle> parseProgramManifest(const std::string &text, const std::string &dir,
                                              const std::string &name) {
   ProgramBundle b;
   b.dir = dir;
@@ -160,12 +155,14 @@ Expected<ProgramBundle> parseProgramManifest(const std::string &text,
       continue;
     if (!sawHeader) {
       if (w[0] != kHeader || w.size() != 2)
-        return makeError(where, ": not a cudal1 program bundle (the first "
-                                "line must be '", kHeader, " 1')");
+        return makeError(where,
+                         ": not a cudal1 program bundle (the first "
+                         "line must be '",
+                         kHeader, " 1')");
       if (w[1] != std::to_string(kProgramBundleVersion))
         return makeError(where, ": program bundle version ", w[1],
-                         " is not supported (this build reads version ",
-                         kProgramBundleVersion, ")");
+                         " is not supported (this build reads version ", kProgramBundleVersion,
+                         ")");
       sawHeader = true;
       continue;
     }
@@ -207,8 +204,7 @@ Expected<ProgramBundle> parseProgramManifest(const std::string &text,
       if (sawOriginal)
         return makeError(where, ": a second 'original'");
       b.original.id = "original";
-      if (Status s = parseProgramVariant(w, 1, false, b.original, where);
-          !s.ok())
+      if (Status s = parseProgramVariant(w, 1, false, b.original, where); !s.ok())
         return s;
       sawOriginal = true;
     } else if (d == "variant") {
@@ -258,11 +254,11 @@ std::string formatProgramManifest(const ProgramBundle &b) {
       s += " hash=" + v.hash;
     return s;
   };
-  os << "original " << quoteIfNeeded(b.original.source)
-     << (b.original.fastMath ? " fast-math" : "") << links(b.original) << "\n";
+  os << "original " << quoteIfNeeded(b.original.source) << (b.original.fastMath ? " fast-math" : "")
+     << links(b.original) << "\n";
   for (const ProgramVariant &v : b.variants)
-    os << "variant " << v.id << " " << quoteIfNeeded(v.source)
-       << (v.fastMath ? " fast-math" : "") << links(v) << "\n";
+    os << "variant " << v.id << " " << quoteIfNeeded(v.source) << (v.fastMath ? " fast-math" : "")
+       << links(v) << "\n";
   return os.str();
 }
 
@@ -271,8 +267,8 @@ Expected<ProgramBundle> readProgramBundle(const std::string &dir) {
   Expected<std::vector<uint8_t>> data = readWholeFile(manifest);
   if (!data.ok())
     return makeError("not a bundle: ", data.error().message());
-  Expected<ProgramBundle> b = parseProgramManifest(
-      std::string(data->begin(), data->end()), dir, manifest);
+  Expected<ProgramBundle> b =
+      parseProgramManifest(std::string(data->begin(), data->end()), dir, manifest);
   if (!b.ok())
     return b;
   auto exists = [&](const std::string &rel) -> Status {
@@ -289,8 +285,7 @@ Expected<ProgramBundle> readProgramBundle(const std::string &dir) {
   return b;
 }
 
-Status writeProgramManifest(const ProgramBundle &bundle,
-                            const std::string &dir) {
+Status writeProgramManifest(const ProgramBundle &bundle, const std::string &dir) {
   std::string text = formatProgramManifest(bundle);
   return writeFileAtomically(dir + "/manifest.txt", text.data(), text.size());
 }

@@ -10,8 +10,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
 #include <ctime>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <random>
@@ -29,16 +29,14 @@ double secondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-std::string substitute(std::string word, const std::string &key,
-                       const std::string &value) {
+std::string substitute(std::string word, const std::string &key, const std::string &value) {
   for (size_t p; (p = word.find(key)) != std::string::npos;)
     word.replace(p, key.size(), value);
   return word;
 }
 
-std::vector<std::string> expand(const std::vector<std::string> &words,
-                                const std::string &src, const std::string &exe,
-                                const std::string &bundleDir) {
+std::vector<std::string> expand(const std::vector<std::string> &words, const std::string &src,
+                                const std::string &exe, const std::string &bundleDir) {
   std::vector<std::string> out;
   for (std::string w : words) {
     w = substitute(w, "{src}", src);
@@ -83,16 +81,15 @@ Tokens tokenize(const std::string &line) {
   while (i < line.size()) {
     bool boundary = i == 0 || !isWordChar(line[i - 1]);
     char c = line[i];
-    bool mayStart = std::isdigit(static_cast<unsigned char>(c)) || c == '-' ||
-                    c == '+' || c == '.' || c == 'n' || c == 'N' ||
-                    c == 'i' || c == 'I';
+    bool mayStart = std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '+' ||
+                    c == '.' || c == 'n' || c == 'N' || c == 'i' || c == 'I';
     if (boundary && mayStart) {
       const char *begin = line.c_str() + i;
       char *end = nullptr;
       std::strtod(begin, &end);
       size_t len = size_t(end - begin);
-      if (len > 0 && (i + len == line.size() || !isWordChar(line[i + len]) ||
-                      line[i + len] == '.')) {
+      if (len > 0 &&
+          (i + len == line.size() || !isWordChar(line[i + len]) || line[i + len] == '.')) {
         t.skeleton += '#';
         t.numbers.push_back(line.substr(i, len));
         i += len;
@@ -111,8 +108,7 @@ bool looksIntegral(const std::string &s) {
 
 } // namespace
 
-ProgramOutput splitProgramOutput(const std::string &text,
-                                 const ProgramBundle &b) {
+ProgramOutput splitProgramOutput(const std::string &text, const ProgramBundle &b) {
   ProgramOutput out;
   std::regex timeRe, ignoreRe;
   bool haveTimeRe = !b.timeRegex.empty(), haveIgnore = !b.ignoreRegex.empty();
@@ -145,20 +141,15 @@ ProgramOutput splitProgramOutput(const std::string &text,
 
 bool compareProgramOutputs(const std::vector<std::string> &first,
                            const std::vector<std::string> &second,
-                           const std::vector<std::string> &variant,
-                           double rel, double abs,
-                           std::vector<std::string> &mismatches,
-                           size_t maxMismatches) {
-  return compareWithOriginalRuns(first, {second}, variant, rel, abs,
-                                 mismatches, maxMismatches);
+                           const std::vector<std::string> &variant, double rel, double abs,
+                           std::vector<std::string> &mismatches, size_t maxMismatches) {
+  return compareWithOriginalRuns(first, {second}, variant, rel, abs, mismatches, maxMismatches);
 }
 
 bool compareWithOriginalRuns(const std::vector<std::string> &first,
                              const std::vector<std::vector<std::string>> &others,
-                             const std::vector<std::string> &variant,
-                             double rel, double abs,
-                             std::vector<std::string> &mismatches,
-                             size_t maxMismatches) {
+                             const std::vector<std::string> &variant, double rel, double abs,
+                             std::vector<std::string> &mismatches, size_t maxMismatches) {
   bool pass = true;
   auto bad = [&](std::string what) {
     pass = false;
@@ -166,8 +157,10 @@ bool compareWithOriginalRuns(const std::vector<std::string> &first,
       mismatches.push_back(std::move(what));
   };
   if (variant.size() != first.size()) {
-    bad("printed " + std::to_string(variant.size()) + " compared lines, the "
-        "original " + std::to_string(first.size()));
+    bad("printed " + std::to_string(variant.size()) +
+        " compared lines, the "
+        "original " +
+        std::to_string(first.size()));
     return false;
   }
   for (size_t l = 0; l < first.size(); ++l) {
@@ -194,24 +187,20 @@ bool compareWithOriginalRuns(const std::vector<std::string> &first,
         if (std::isfinite(x2) && std::isfinite(x))
           spread = std::max(spread, std::fabs(x2 - x));
       }
-      std::string item = where + " number " + std::to_string(k + 1) +
-                         ": expected " + o.numbers[k] + ", got " +
-                         v.numbers[k];
+      std::string item = where + " number " + std::to_string(k + 1) + ": expected " + o.numbers[k] +
+                         ", got " + v.numbers[k];
       if (!std::isfinite(x) || !std::isfinite(y)) {
         bool same = std::isnan(x) ? std::isnan(y) : x == y;
         if (!same)
           bad(item + " (NaN/Inf must match the original's)");
         continue;
       }
-      if (looksIntegral(o.numbers[k]) && looksIntegral(v.numbers[k]) &&
-          spread == 0) {
+      if (looksIntegral(o.numbers[k]) && looksIntegral(v.numbers[k]) && spread == 0) {
         if (x != y)
           bad(item + " (integers compare exactly)");
         continue;
       }
-      double allowed =
-          std::max(rel * std::max(std::fabs(x), std::fabs(y)), 4 * spread) +
-          abs;
+      double allowed = std::max(rel * std::max(std::fabs(x), std::fabs(y)), 4 * spread) + abs;
       if (std::fabs(x - y) > allowed)
         bad(item + ", allowed +-" + formatDouble(allowed));
     }
@@ -219,8 +208,7 @@ bool compareWithOriginalRuns(const std::vector<std::string> &first,
   return pass;
 }
 
-bool parseFloorLine(const std::string &text, double &bytes, double &flops,
-                    std::string &dtype) {
+bool parseFloorLine(const std::string &text, double &bytes, double &flops, std::string &dtype) {
   std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
@@ -254,9 +242,8 @@ bool parseFloorLine(const std::string &text, double &bytes, double &flops,
 }
 
 std::string queryGpuName() {
-  ProcessResult p = runProcess(
-      {"nvidia-smi", "--query-gpu=name", "--format=csv,noheader", "-i", "0"},
-      20);
+  ProcessResult p =
+      runProcess({"nvidia-smi", "--query-gpu=name", "--format=csv,noheader", "-i", "0"}, 20);
   if (!(p.exited && p.exitCode == 0))
     return "";
   return p.output.substr(0, p.output.find('\n'));
@@ -311,8 +298,7 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
       if (Expected<std::vector<uint8_t>> src = readWholeFile(b.path(all[i].source)); src.ok())
         v.hash = measuredHash(all[i].hash, std::string(src->begin(), src->end()));
       exes[i] = work + "/" + all[i].id + ".exe";
-      std::vector<std::string> cmd =
-          expand(b.build, b.path(all[i].source), exes[i], b.dir);
+      std::vector<std::string> cmd = expand(b.build, b.path(all[i].source), exes[i], b.dir);
       for (const std::string &l : all[i].links) // after the sources, as ld wants
         cmd.push_back("-l" + l);
       ProcessResult p = runProcess(cmd, 900);
@@ -322,13 +308,10 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
         v.details.push_back(tail(p.output, 6) + " (" + p.describe() + ")");
       }
       std::lock_guard<std::mutex> lock(mutex);
-      progress("build " + std::to_string(++built) + "/" +
-               std::to_string(all.size()) + " " + v.id);
+      progress("build " + std::to_string(++built) + "/" + std::to_string(all.size()) + " " + v.id);
     }
   };
-  int parallel = opts.jobs > 0
-                     ? opts.jobs
-                     : int(std::max(1u, std::thread::hardware_concurrency()));
+  int parallel = opts.jobs > 0 ? opts.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
   {
     std::vector<std::thread> threads;
     for (int t = 0; t < std::min<int>(parallel, int(all.size())); ++t)
@@ -337,8 +320,7 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
       t.join();
   }
   if (res.results[0].outcome == Outcome::CompileError) {
-    std::string why = res.results[0].details.empty() ? ""
-                                                     : res.results[0].details[0];
+    std::string why = res.results[0].details.empty() ? "" : res.results[0].details[0];
     cleanup();
     return makeError("the original does not build: ", why);
   }
@@ -356,8 +338,7 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
   auto runOnce = [&](size_t i) {
     Run r;
     ProcessResult p =
-        runProcess(expand(b.run, b.path(all[i].source), exes[i], b.dir),
-                   opts.runTimeout);
+        runProcess(expand(b.run, b.path(all[i].source), exes[i], b.dir), opts.runTimeout);
     r.wallMs = p.seconds * 1000;
     r.raw = p.output;
     if (p.timedOut) {
@@ -381,9 +362,7 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
     r.ok = true;
     return r;
   };
-  auto timeOf = [&](const Run &r) {
-    return b.timeRegex.empty() ? r.wallMs : r.out.timeMs;
-  };
+  auto timeOf = [&](const Run &r) { return b.timeRegex.empty() ? r.wallMs : r.out.timeMs; };
 
   // 2. The original twice: its output, and how much its numbers move.
   progress("verify original");
@@ -399,21 +378,18 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
   }
   {
     std::vector<std::string> mm;
-    if (!compareProgramOutputs(o1.out.lines, o1.out.lines, o2.out.lines, 0.5,
-                               0, mm, 3)) {
+    if (!compareProgramOutputs(o1.out.lines, o1.out.lines, o2.out.lines, 0.5, 0, mm, 3)) {
       cleanup();
       return makeError("the original's output changes from run to run beyond "
                        "numbers (",
-                       mm.empty() ? std::string() : mm[0],
-                       "): set an ignore-regex for such lines");
+                       mm.empty() ? std::string() : mm[0], "): set an ignore-regex for such lines");
     }
   }
   res.results[0].outcome = Outcome::Ok;
   res.results[0].verifyMode = "program-output";
   {
     VariantResult &o = res.results[0];
-    o.haveFloor = parseFloorLine(o1.raw, o.floorBytes, o.floorFlops,
-                                 o.floorDtype);
+    o.haveFloor = parseFloorLine(o1.raw, o.floorBytes, o.floorFlops, o.floorDtype);
   }
 
   // 3. Verify each variant once.
@@ -423,14 +399,13 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
   std::vector<std::vector<std::string>> originalRuns = {o2.out.lines};
   auto check = [&](size_t i, const Run &r, std::vector<std::string> &mm) {
     double scale = all[i].fastMath ? b.fastMathScale : 1.0;
-    return compareWithOriginalRuns(o1.out.lines, originalRuns, r.out.lines,
-                                 b.rel * scale, b.abs * scale, mm);
+    return compareWithOriginalRuns(o1.out.lines, originalRuns, r.out.lines, b.rel * scale,
+                                   b.abs * scale, mm);
   };
   // A later run of the original may move its numbers, not its text.
   auto keepsShape = [&](const Run &r) {
     std::vector<std::string> shape;
-    return compareProgramOutputs(o1.out.lines, o1.out.lines, r.out.lines, 0.5,
-                                 0, shape, 1);
+    return compareProgramOutputs(o1.out.lines, o1.out.lines, r.out.lines, 0.5, 0, shape, 1);
   };
   // When the original's two runs differ at all (its output moves from run
   // to run) and a variant fails, two runs may understate how far it moves:
@@ -463,8 +438,7 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
   auto differs = [&](const std::string &when) {
     std::string d = when + "printed output differs from the original's";
     if (originalRuns.size() > 1) // more than the original's first two runs
-      d += " (judged by " + std::to_string(originalRuns.size() + 1) +
-           " runs of the original)";
+      d += " (judged by " + std::to_string(originalRuns.size() + 1) + " runs of the original)";
     return d;
   };
   std::vector<size_t> timed = {0};
@@ -473,8 +447,7 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
     VariantResult &v = res.results[i];
     if (v.outcome == Outcome::CompileError)
       continue;
-    progress("verify " + std::to_string(i) + "/" +
-             std::to_string(all.size() - 1) + " " + v.id);
+    progress("verify " + std::to_string(i) + "/" + std::to_string(all.size() - 1) + " " + v.id);
     v.verifyMode = "program-output";
     Run r = runOnce(i);
     if (!r.ok) {
@@ -519,9 +492,7 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
       }
     }
     ranked.erase(std::remove_if(ranked.begin(), ranked.end(),
-                                [&](size_t i) {
-                                  return res.results[i].outcome != Outcome::Ok;
-                                }),
+                                [&](size_t i) { return res.results[i].outcome != Outcome::Ok; }),
                  ranked.end());
     std::map<size_t, double> ms;
     for (size_t i : ranked)
@@ -534,12 +505,10 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
     double originalMs = std::min(timeOf(o1), timeOf(o2));
     for (size_t k = keep; k < ranked.size(); ++k)
       res.results[ranked[k]].details.push_back(
-          std::string(opts.screenRuns > 1
-                          ? "not timed: the median of its screening runs ("
-                          : "not timed: its verification run (") +
-          formatDouble(ms[ranked[k]]) + " ms; original " +
-          formatDouble(originalMs) + " ms) was not among the " +
-          std::to_string(opts.raceKeep) + " fastest (--race)");
+          std::string(opts.screenRuns > 1 ? "not timed: the median of its screening runs ("
+                                          : "not timed: its verification run (") +
+          formatDouble(ms[ranked[k]]) + " ms; original " + formatDouble(originalMs) +
+          " ms) was not among the " + std::to_string(opts.raceKeep) + " fastest (--race)");
     std::sort(timed.begin(), timed.end());
   }
 
@@ -614,11 +583,9 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
       v.details.push_back("speedup above 10x: check the measurement");
   }
   if (!b.timeRegex.empty())
-    res.results[0].details.push_back("times are the program's own report (" +
-                                     b.timeRegex + ")");
+    res.results[0].details.push_back("times are the program's own report (" + b.timeRegex + ")");
   else
-    res.results[0].details.push_back(
-        "times are whole-process wall times (no time regex)");
+    res.results[0].details.push_back("times are whole-process wall times (no time regex)");
   res.wallSeconds = secondsSince(start);
   cleanup();
   return res;

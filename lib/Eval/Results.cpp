@@ -12,9 +12,8 @@
 namespace cudal1 {
 
 namespace {
-const char *const kNames[] = {"ok",    "compile-error", "load-error",
-                              "crash", "timeout",       "wrong",
-                              "wrong-after-timing", "not-run", "refused"};
+const char *const kNames[] = {"ok",    "compile-error",      "load-error", "crash",  "timeout",
+                              "wrong", "wrong-after-timing", "not-run",    "refused"};
 constexpr int kOutcomes = sizeof kNames / sizeof kNames[0];
 
 std::string oneLine(const std::string &s) {
@@ -54,19 +53,16 @@ std::string formatResults(const EvalResults &r) {
     os << "result " << v.id << " outcome=" << outcomeName(v.outcome);
     if (!v.hash.empty())
       os << " hash=" << v.hash;
-    os
-       << " compiler=" << (v.compiler.empty() ? "-" : v.compiler)
+    os << " compiler=" << (v.compiler.empty() ? "-" : v.compiler)
        << " compile-s=" << formatDouble(v.compileSeconds)
        << " verify=" << (v.verifyMode.empty() ? "-" : v.verifyMode)
        << " timed=" << (v.timed ? "yes" : "no");
     if (v.timed)
-      os << " time-ms=" << formatDouble(v.timeMs)
-         << " speedup=" << formatDouble(v.speedup)
+      os << " time-ms=" << formatDouble(v.timeMs) << " speedup=" << formatDouble(v.speedup)
          << " lo=" << formatDouble(v.lo) << " hi=" << formatDouble(v.hi)
          << " faster=" << (v.faster ? "yes" : "no")
          << " suspicious=" << (v.suspicious ? "yes" : "no")
-         << " side-work=" << (v.sideWork ? "yes" : "no")
-         << " rounds=" << v.rounds;
+         << " side-work=" << (v.sideWork ? "yes" : "no") << " rounds=" << v.rounds;
     if (v.timed && !v.samplesMs.empty()) {
       os << " samples-ms=";
       for (size_t i = 0; i < v.samplesMs.size(); ++i)
@@ -85,8 +81,7 @@ std::string formatResults(const EvalResults &r) {
   return os.str();
 }
 
-Expected<EvalResults> parseResults(const std::string &text,
-                                   const std::string &name) {
+Expected<EvalResults> parseResults(const std::string &text, const std::string &name) {
   EvalResults r;
   std::istringstream in(text);
   std::string line;
@@ -105,8 +100,7 @@ Expected<EvalResults> parseResults(const std::string &text,
       if (head != "cudal1-results")
         return makeError(where, ": not a cudal1 results file");
       if (rest != std::to_string(kResultsVersion))
-        return makeError(where, ": results version ", rest,
-                         " is not supported");
+        return makeError(where, ": results version ", rest, " is not supported");
       header = true;
       continue;
     }
@@ -135,9 +129,7 @@ Expected<EvalResults> parseResults(const std::string &text,
         auto yes = [&] { return val == "yes"; };
         // Times, ratios and counts: finite and not negative; a value that
         // does not parse is an error (atof read it as 0).
-        auto number = [&](double &out) {
-          return parseFinite(val, 0, 1e300, out);
-        };
+        auto number = [&](double &out) { return parseFinite(val, 0, 1e300, out); };
         bool bad = false;
         if (k == "outcome") {
           if (!parseOutcome(val, v.outcome))
@@ -199,8 +191,7 @@ Expected<EvalResults> parseResults(const std::string &text,
       if (it == index.end())
         return makeError(where, ": ", head, " for unknown variant '", id, "'");
       std::string text2 = sp2 == std::string::npos ? "" : rest.substr(sp2 + 1);
-      (head == "detail" ? r.results[it->second].details
-                        : r.results[it->second].mismatches)
+      (head == "detail" ? r.results[it->second].details : r.results[it->second].mismatches)
           .push_back(text2);
     } else {
       return makeError(where, ": unknown line '", head, "'");

@@ -18,8 +18,7 @@ double median(std::vector<double> values) {
   return 0.5 * (lower + upper);
 }
 
-std::vector<double> bucketAverages(const std::vector<double> &samples,
-                                   int numBuckets) {
+std::vector<double> bucketAverages(const std::vector<double> &samples, int numBuckets) {
   std::vector<double> out;
   size_t n = samples.size();
   if (n == 0 || numBuckets <= 0)
@@ -35,15 +34,13 @@ std::vector<double> bucketAverages(const std::vector<double> &samples,
   return out;
 }
 
-double medianOfBucketAverages(const std::vector<double> &samples,
-                              int numBuckets) {
+double medianOfBucketAverages(const std::vector<double> &samples, int numBuckets) {
   return median(bucketAverages(samples, numBuckets));
 }
 
 SpeedupEstimate bootstrapSpeedup(const std::vector<double> &baseline,
-                                 const std::vector<double> &candidate,
-                                 int numBuckets, int resamples, uint64_t seed,
-                                 double confidence) {
+                                 const std::vector<double> &candidate, int numBuckets,
+                                 int resamples, uint64_t seed, double confidence) {
   SpeedupEstimate est;
   size_t n = std::min(baseline.size(), candidate.size());
   est.rounds = int(n);

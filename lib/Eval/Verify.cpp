@@ -16,11 +16,10 @@ struct TypeName {
   const char *name;
   ElemType type;
 };
-const TypeName kTypes[] = {
-    {"f32", ElemType::F32}, {"f64", ElemType::F64}, {"i8", ElemType::I8},
-    {"i16", ElemType::I16}, {"i32", ElemType::I32}, {"i64", ElemType::I64},
-    {"u8", ElemType::U8},   {"u16", ElemType::U16}, {"u32", ElemType::U32},
-    {"u64", ElemType::U64}, {"b", ElemType::Bytes}};
+const TypeName kTypes[] = {{"f32", ElemType::F32}, {"f64", ElemType::F64}, {"i8", ElemType::I8},
+                           {"i16", ElemType::I16}, {"i32", ElemType::I32}, {"i64", ElemType::I64},
+                           {"u8", ElemType::U8},   {"u16", ElemType::U16}, {"u32", ElemType::U32},
+                           {"u64", ElemType::U64}, {"b", ElemType::Bytes}};
 
 double loadAsDouble(ElemType t, const void *p, size_t i) {
   switch (t) {
@@ -43,16 +42,51 @@ std::string formatInt(ElemType t, const void *p, size_t i) {
   const char *b = static_cast<const char *>(p);
   char buf[64];
   switch (t) {
-  case ElemType::I8: std::snprintf(buf, sizeof buf, "%d", int(int8_t(b[i]))); break;
+  case ElemType::I8:
+    std::snprintf(buf, sizeof buf, "%d", int(int8_t(b[i])));
+    break;
   case ElemType::U8:
-  case ElemType::Bytes: std::snprintf(buf, sizeof buf, "0x%02x", unsigned(uint8_t(b[i]))); break;
-  case ElemType::I16: { int16_t v; std::memcpy(&v, b + 2 * i, 2); std::snprintf(buf, sizeof buf, "%d", int(v)); break; }
-  case ElemType::U16: { uint16_t v; std::memcpy(&v, b + 2 * i, 2); std::snprintf(buf, sizeof buf, "%u", unsigned(v)); break; }
-  case ElemType::I32: { int32_t v; std::memcpy(&v, b + 4 * i, 4); std::snprintf(buf, sizeof buf, "%d", v); break; }
-  case ElemType::U32: { uint32_t v; std::memcpy(&v, b + 4 * i, 4); std::snprintf(buf, sizeof buf, "%u", v); break; }
-  case ElemType::I64: { int64_t v; std::memcpy(&v, b + 8 * i, 8); std::snprintf(buf, sizeof buf, "%lld", (long long)v); break; }
-  case ElemType::U64: { uint64_t v; std::memcpy(&v, b + 8 * i, 8); std::snprintf(buf, sizeof buf, "%llu", (unsigned long long)v); break; }
-  default: buf[0] = 0;
+  case ElemType::Bytes:
+    std::snprintf(buf, sizeof buf, "0x%02x", unsigned(uint8_t(b[i])));
+    break;
+  case ElemType::I16: {
+    int16_t v;
+    std::memcpy(&v, b + 2 * i, 2);
+    std::snprintf(buf, sizeof buf, "%d", int(v));
+    break;
+  }
+  case ElemType::U16: {
+    uint16_t v;
+    std::memcpy(&v, b + 2 * i, 2);
+    std::snprintf(buf, sizeof buf, "%u", unsigned(v));
+    break;
+  }
+  case ElemType::I32: {
+    int32_t v;
+    std::memcpy(&v, b + 4 * i, 4);
+    std::snprintf(buf, sizeof buf, "%d", v);
+    break;
+  }
+  case ElemType::U32: {
+    uint32_t v;
+    std::memcpy(&v, b + 4 * i, 4);
+    std::snprintf(buf, sizeof buf, "%u", v);
+    break;
+  }
+  case ElemType::I64: {
+    int64_t v;
+    std::memcpy(&v, b + 8 * i, 8);
+    std::snprintf(buf, sizeof buf, "%lld", (long long)v);
+    break;
+  }
+  case ElemType::U64: {
+    uint64_t v;
+    std::memcpy(&v, b + 8 * i, 8);
+    std::snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+    break;
+  }
+  default:
+    buf[0] = 0;
   }
   return buf;
 }
@@ -91,8 +125,7 @@ Expected<ArgType> parseArgType(const std::string &text) {
     if (s == tn.name) {
       t.elem = tn.type;
       if (t.elem == ElemType::Bytes && !t.pointer)
-        return makeError("argument type '", text,
-                         "': an opaque scalar needs a size, e.g. b16");
+        return makeError("argument type '", text, "': an opaque scalar needs a size, e.g. b16");
       return t;
     }
   return makeError("unknown argument type '", text,
@@ -117,10 +150,19 @@ std::string formatArgType(const ArgType &t) {
 
 size_t elemSize(ElemType t) {
   switch (t) {
-  case ElemType::F64: case ElemType::I64: case ElemType::U64: return 8;
-  case ElemType::F32: case ElemType::I32: case ElemType::U32: return 4;
-  case ElemType::I16: case ElemType::U16: return 2;
-  default: return 1;
+  case ElemType::F64:
+  case ElemType::I64:
+  case ElemType::U64:
+    return 8;
+  case ElemType::F32:
+  case ElemType::I32:
+  case ElemType::U32:
+    return 4;
+  case ElemType::I16:
+  case ElemType::U16:
+    return 2;
+  default:
+    return 1;
   }
 }
 
@@ -132,10 +174,9 @@ std::string formatDouble(double v) {
   return buf;
 }
 
-void compareBuffer(const CompareInput &in, const Tolerance &tol,
-                   VerifyResult &result, size_t maxMismatches) {
-  auto report = [&](size_t i, std::string expected, std::string got,
-                    std::string allowed) {
+void compareBuffer(const CompareInput &in, const Tolerance &tol, VerifyResult &result,
+                   size_t maxMismatches) {
+  auto report = [&](size_t i, std::string expected, std::string got, std::string allowed) {
     result.pass = false;
     ++result.badElements;
     if (result.mismatches.size() < maxMismatches)
@@ -172,11 +213,9 @@ void compareBuffer(const CompareInput &in, const Tolerance &tol,
       return;
     result.notes.push_back(in.buffer + ": " + std::to_string(bad) + " of " +
                            std::to_string(in.count) + " elements bad, " +
-                           std::to_string(unwritten) +
-                           " of them never written (0xFF poison)");
+                           std::to_string(unwritten) + " of them never written (0xFF poison)");
   };
-  auto reportFloat = [&](size_t i, std::string expected, std::string got,
-                         std::string allowed) {
+  auto reportFloat = [&](size_t i, std::string expected, std::string got, std::string allowed) {
     countUnwritten(i);
     report(i, std::move(expected), std::move(got), std::move(allowed));
   };
@@ -218,9 +257,7 @@ void compareBuffer(const CompareInput &in, const Tolerance &tol,
   // 3. Float without a reference: against the original, scaled by the
   // reduction length.
   double eps = is32 ? 1.1920929e-7 : 2.220446049250313e-16;
-  double fbRel =
-      eps * (32.0 + 4.0 * std::sqrt(double(std::max(1, tol.reductionLength)))) *
-      scale;
+  double fbRel = eps * (32.0 + 4.0 * std::sqrt(double(std::max(1, tol.reductionLength)))) * scale;
   double maxO = 0;
   for (size_t i = 0; i < in.count; ++i) {
     double o = loadAsDouble(in.elem, in.original, i);

@@ -2,8 +2,8 @@
 #include "cudal1/Frontend/CompileFlags.h"
 #include "cudal1/Config.h"
 
-#include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <algorithm>
@@ -16,26 +16,59 @@ namespace {
 
 /// nvcc flags that take a separate value and mean nothing to clang.
 const llvm::StringSet<> &nvccDroppedWithValue() {
-  static const llvm::StringSet<> set = {
-      "-ccbin", "--compiler-bindir", "-Xptxas", "--ptxas-options", "-Xnvlink",
-      "--nvlink-options", "-Xfatbin", "--fatbin-options", "--threads", "-t",
-      "-maxrregcount", "--maxrregcount", "-Xarchive", "--split-compile",
-      "-res-usage-file", "--generate-dependencies-with-compile-file", "-MF"};
+  static const llvm::StringSet<> set = {"-ccbin",
+                                        "--compiler-bindir",
+                                        "-Xptxas",
+                                        "--ptxas-options",
+                                        "-Xnvlink",
+                                        "--nvlink-options",
+                                        "-Xfatbin",
+                                        "--fatbin-options",
+                                        "--threads",
+                                        "-t",
+                                        "-maxrregcount",
+                                        "--maxrregcount",
+                                        "-Xarchive",
+                                        "--split-compile",
+                                        "-res-usage-file",
+                                        "--generate-dependencies-with-compile-file",
+                                        "-MF"};
   return set;
 }
 
 /// nvcc flags without a value that clang does not take.
 const llvm::StringSet<> &nvccDroppedAlone() {
-  static const llvm::StringSet<> set = {
-      "-lineinfo", "--generate-line-info", "-G", "--device-debug",
-      "--expt-relaxed-constexpr", "-expt-relaxed-constexpr",
-      "--expt-extended-lambda", "-expt-extended-lambda", "--extended-lambda",
-      "-extended-lambda", "-forward-unknown-to-host-compiler",
-      "--forward-unknown-to-host-compiler", "-forward-unknown-to-host-linker",
-      "-res-usage", "--resource-usage", "-Wno-deprecated-gpu-targets",
-      "--keep", "-keep", "-src-in-ptx", "--restrict", "-restrict",
-      "-MD", "-MMD", "-c", "--compile", "-cudart=static", "-cudart=shared",
-      "--cudart=static", "--cudart=shared", "-cudart", "--cudart"};
+  static const llvm::StringSet<> set = {"-lineinfo",
+                                        "--generate-line-info",
+                                        "-G",
+                                        "--device-debug",
+                                        "--expt-relaxed-constexpr",
+                                        "-expt-relaxed-constexpr",
+                                        "--expt-extended-lambda",
+                                        "-expt-extended-lambda",
+                                        "--extended-lambda",
+                                        "-extended-lambda",
+                                        "-forward-unknown-to-host-compiler",
+                                        "--forward-unknown-to-host-compiler",
+                                        "-forward-unknown-to-host-linker",
+                                        "-res-usage",
+                                        "--resource-usage",
+                                        "-Wno-deprecated-gpu-targets",
+                                        "--keep",
+                                        "-keep",
+                                        "-src-in-ptx",
+                                        "--restrict",
+                                        "-restrict",
+                                        "-MD",
+                                        "-MMD",
+                                        "-c",
+                                        "--compile",
+                                        "-cudart=static",
+                                        "-cudart=shared",
+                                        "--cudart=static",
+                                        "--cudart=shared",
+                                        "-cudart",
+                                        "--cudart"};
   return set;
 }
 
@@ -75,8 +108,8 @@ TranslatedFlags cudal1::translateCompileFlags(const std::vector<std::string> &in
       continue;
     }
     // Architectures.
-    if (a.starts_with("-arch=") || a.starts_with("--gpu-architecture=") ||
-        a == "-arch" || a == "--gpu-architecture") {
+    if (a.starts_with("-arch=") || a.starts_with("--gpu-architecture=") || a == "-arch" ||
+        a == "--gpu-architecture") {
       std::string v = a.contains('=') ? a.split('=').second.str() : next();
       std::string sm = smFromArch(v);
       note("translated nvcc flag '" + a.str() + (a.contains('=') ? "" : " " + v) +
@@ -166,8 +199,10 @@ std::vector<std::string> cudal1::cudaToolchainArgs() {
   // clang) puts on the include path.
   return {std::string("--cuda-path=") + config::cudaShimPath,
           "-Wno-unknown-cuda-version",
-          "-isystem", config::cudaStubInclude,
-          "-isystem", std::string(config::cudaRoot) + "/include/cccl",
+          "-isystem",
+          config::cudaStubInclude,
+          "-isystem",
+          std::string(config::cudaRoot) + "/include/cccl",
           std::string("-resource-dir=") + config::clangResourceDir};
 }
 
@@ -180,8 +215,8 @@ std::vector<std::string> cudal1::analysisArgs(const std::vector<std::string> &us
   bool hasLang = false, hasArch = false;
   for (const std::string &a : t.args) {
     hasLang |= a == "-x" || StringRef(a).starts_with("-x");
-    hasArch |= StringRef(a).starts_with("--cuda-gpu-arch=") ||
-               StringRef(a).starts_with("--offload-arch=");
+    hasArch |=
+        StringRef(a).starts_with("--cuda-gpu-arch=") || StringRef(a).starts_with("--offload-arch=");
   }
   if (!hasLang) {
     args.push_back("-x");

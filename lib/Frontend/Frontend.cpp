@@ -2,8 +2,8 @@
 // KernelScanner), launch sites, and each host function's ordered launches,
 // synchronizations and copies.
 #include "cudal1/Frontend/Frontend.h"
-#include "cudal1/Frontend/ParsedUnit.h"
 #include "KernelScanner.h"
+#include "cudal1/Frontend/ParsedUnit.h"
 
 #include "clang/AST/ASTConsumer.h"
 #include "clang/AST/Attr.h"
@@ -18,8 +18,8 @@
 #include "clang/Tooling/Tooling.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/xxhash.h"
 
@@ -38,13 +38,20 @@ const char *cudal1::toString(AccessKind k) { return k == AccessKind::Read ? "rea
 
 const char *cudal1::toString(HostEventKind k) {
   switch (k) {
-  case HostEventKind::Launch: return "launch";
-  case HostEventKind::Sync: return "sync";
-  case HostEventKind::Memcpy: return "memcpy";
-  case HostEventKind::Memset: return "memset";
-  case HostEventKind::Alloc: return "alloc";
-  case HostEventKind::Free: return "free";
-  case HostEventKind::Other: return "call";
+  case HostEventKind::Launch:
+    return "launch";
+  case HostEventKind::Sync:
+    return "sync";
+  case HostEventKind::Memcpy:
+    return "memcpy";
+  case HostEventKind::Memset:
+    return "memset";
+  case HostEventKind::Alloc:
+    return "alloc";
+  case HostEventKind::Free:
+    return "free";
+  case HostEventKind::Other:
+    return "call";
   }
   return "call";
 }
@@ -102,8 +109,8 @@ struct ModelIndex {
 class ModelBuilder : public RecursiveASTVisitor<ModelBuilder> {
 public:
   ModelBuilder(ASTContext &ctx, ProgramModel &model, ModelIndex *index)
-      : ctx(ctx), sm(ctx.getSourceManager()), model(model),
-        mangler(ctx.createMangleContext()), index(index) {}
+      : ctx(ctx), sm(ctx.getSourceManager()), model(model), mangler(ctx.createMangleContext()),
+        index(index) {}
 
   bool shouldVisitTemplateInstantiations() const { return true; }
 
@@ -345,8 +352,7 @@ private:
     }
   }
 
-  void addHostCall(const CallExpr *ce, const FunctionDecl *fd, HostFunction &hf,
-                   const Stmt *loop) {
+  void addHostCall(const CallExpr *ce, const FunctionDecl *fd, HostFunction &hf, const Stmt *loop) {
     const FunctionDecl *callee = ce->getDirectCallee();
     if (!callee)
       return;
@@ -412,8 +418,7 @@ private:
 
 } // namespace
 
-std::vector<std::string>
-cudal1::userArgsFromCompileCommand(const tooling::CompileCommand &cmd) {
+std::vector<std::string> cudal1::userArgsFromCompileCommand(const tooling::CompileCommand &cmd) {
   std::vector<std::string> out;
   const auto &cl = cmd.CommandLine;
   std::string fileName = llvm::sys::path::filename(cmd.Filename).str();
@@ -437,8 +442,10 @@ class ParsedUnitBuilder {
 public:
   static void build(ParsedUnit &u) {
     ASTContext &ctx = u.unit->getASTContext();
-    u.programModel.mainFile =
-        ctx.getSourceManager().getFileEntryRefForID(ctx.getSourceManager().getMainFileID())->getName().str();
+    u.programModel.mainFile = ctx.getSourceManager()
+                                  .getFileEntryRefForID(ctx.getSourceManager().getMainFileID())
+                                  ->getName()
+                                  .str();
     ModelIndex index;
     ModelBuilder b(ctx, u.programModel, &index);
     b.TraverseDecl(ctx.getTranslationUnitDecl());

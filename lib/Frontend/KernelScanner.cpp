@@ -42,8 +42,8 @@ std::string sourceText(const ASTContext &ctx, const Stmt *s) {
   if (!s)
     return "";
   const SourceManager &sm = ctx.getSourceManager();
-  CharSourceRange r = Lexer::makeFileCharRange(
-      CharSourceRange::getTokenRange(s->getSourceRange()), sm, ctx.getLangOpts());
+  CharSourceRange r = Lexer::makeFileCharRange(CharSourceRange::getTokenRange(s->getSourceRange()),
+                                               sm, ctx.getLangOpts());
   if (r.isValid()) {
     StringRef t = Lexer::getSourceText(r, sm, ctx.getLangOpts());
     if (!t.empty()) {
@@ -131,8 +131,8 @@ std::string pointerBase(const ASTContext &ctx, const Expr *e) {
 
 std::string normalizedTokens(const ASTContext &ctx, const Decl *d) {
   const SourceManager &sm = ctx.getSourceManager();
-  CharSourceRange r = Lexer::makeFileCharRange(
-      CharSourceRange::getTokenRange(d->getSourceRange()), sm, ctx.getLangOpts());
+  CharSourceRange r = Lexer::makeFileCharRange(CharSourceRange::getTokenRange(d->getSourceRange()),
+                                               sm, ctx.getLangOpts());
   if (r.isInvalid())
     return "";
   StringRef text = Lexer::getSourceText(r, sm, ctx.getLangOpts());
@@ -166,10 +166,11 @@ bool isBarrierName(StringRef n) {
 
 bool isMathName(StringRef n) {
   static const llvm::StringSet<> names = {
-      "expf", "exp", "__expf", "logf", "log", "__logf", "sqrtf", "sqrt", "rsqrtf", "rsqrt",
-      "sinf", "sin", "cosf", "cos", "__sinf", "__cosf", "tanhf", "tanh", "powf", "pow",
-      "fabsf", "fabs", "fmaxf", "fmax", "fminf", "fmin", "erff", "erf", "exp2f", "log2f",
-      "fmaf", "fma", "floorf", "ceilf", "floor", "ceil", "tanf", "atanf", "__fdividef"};
+      "expf",   "exp",   "__expf", "logf", "log",   "__logf", "sqrtf",     "sqrt",
+      "rsqrtf", "rsqrt", "sinf",   "sin",  "cosf",  "cos",    "__sinf",    "__cosf",
+      "tanhf",  "tanh",  "powf",   "pow",  "fabsf", "fabs",   "fmaxf",     "fmax",
+      "fminf",  "fmin",  "erff",   "erf",  "exp2f", "log2f",  "fmaf",      "fma",
+      "floorf", "ceilf", "floor",  "ceil", "tanf",  "atanf",  "__fdividef"};
   return names.contains(n);
 }
 
@@ -177,8 +178,8 @@ class Scanner {
 public:
   Scanner(ASTContext &ctx, const FunctionDecl *fd, Kernel &k,
           std::vector<const FunctionDecl *> &callees, std::vector<const Stmt *> *loopStmts)
-      : ctx(ctx), sm(ctx.getSourceManager()), fd(fd), k(k), callees(callees),
-        loopStmts(loopStmts) {}
+      : ctx(ctx), sm(ctx.getSourceManager()), fd(fd), k(k), callees(callees), loopStmts(loopStmts) {
+  }
 
   void run() {
     for (unsigned i = 0; i < fd->getNumParams(); ++i) {
@@ -192,8 +193,8 @@ public:
         kp.isPointer = true;
         kp.pointeeConst = t->getPointeeType().isConstQualified();
         kp.isRestrict = t.isRestrictQualified();
-        kp.elementType = t->getPointeeType().getUnqualifiedType().getAsString(
-            PrintingPolicy(ctx.getLangOpts()));
+        kp.elementType =
+            t->getPointeeType().getUnqualifiedType().getAsString(PrintingPolicy(ctx.getLangOpts()));
       }
       k.params.push_back(kp);
     }
@@ -273,11 +274,16 @@ private:
     if (auto *bo = dyn_cast<BinaryOperator>(e)) {
       std::string l = norm(bo->getLHS()), r = norm(bo->getRHS());
       switch (bo->getOpcode()) {
-      case BO_Add: return "(" + l + " + " + r + ")";
-      case BO_Sub: return "(" + l + " - " + r + ")";
-      case BO_Mul: return "(" + l + " * " + r + ")";
-      case BO_Div: return "(" + l + " / " + r + ")";
-      case BO_Rem: return "(" + l + " % " + r + ")";
+      case BO_Add:
+        return "(" + l + " + " + r + ")";
+      case BO_Sub:
+        return "(" + l + " - " + r + ")";
+      case BO_Mul:
+        return "(" + l + " * " + r + ")";
+      case BO_Div:
+        return "(" + l + " / " + r + ")";
+      case BO_Rem:
+        return "(" + l + " % " + r + ")";
       case BO_Shl:
         if (auto c = evalInt(bo->getRHS()); c && *c >= 0 && *c < 62)
           return "(" + l + " * " + std::to_string(1LL << *c) + ")";
@@ -290,8 +296,10 @@ private:
         if (auto c = evalInt(bo->getRHS()); c && *c > 0 && ((*c + 1) & *c) == 0)
           return "(" + l + " % " + std::to_string(*c + 1) + ")";
         break;
-      case BO_Comma: return r;
-      default: break;
+      case BO_Comma:
+        return r;
+      default:
+        break;
       }
       return "?expr";
     }
@@ -471,8 +479,12 @@ private:
       k.accesses.push_back(std::move(a));
     };
     switch (mode) {
-    case Mode::Read: add(AccessKind::Read, false); break;
-    case Mode::Write: add(AccessKind::Write, false); break;
+    case Mode::Read:
+      add(AccessKind::Read, false);
+      break;
+    case Mode::Write:
+      add(AccessKind::Write, false);
+      break;
     case Mode::ReadWrite:
       add(AccessKind::Read, false);
       add(AccessKind::Write, false);
@@ -506,8 +518,8 @@ private:
         }
       }
     }
-    if (auto *bo = dyn_cast<BinaryOperator>(base); bo && bo->isAdditiveOp() &&
-                                                   bo->getLHS()->getType()->isPointerType()) {
+    if (auto *bo = dyn_cast<BinaryOperator>(base);
+        bo && bo->isAdditiveOp() && bo->getLHS()->getType()->isPointerType()) {
       std::string inner, innerNorm;
       if (const ParmVarDecl *p = pointerParam(bo->getLHS(), inner, innerNorm)) {
         std::string sign = bo->getOpcode() == BO_Add ? " + " : " - ";

@@ -29,8 +29,7 @@ std::string fmt(const char *spec, double v) {
 std::string ms(double v) { return fmt("%.4g", v); }
 std::string speedupText(double s) { return fmt("%.3f", s) + "x"; }
 std::string intervalText(double s, double lo, double hi) {
-  return speedupText(s) + " [" + fmt("%.3f", lo) + ", " + fmt("%.3f", hi) +
-         "]";
+  return speedupText(s) + " [" + fmt("%.3f", lo) + ", " + fmt("%.3f", hi) + "]";
 }
 std::string percent(double f) { return fmt("%.1f", 100 * f) + "%"; }
 
@@ -52,8 +51,7 @@ enum class Op : char { Keep = ' ', Del = '-', Add = '+' };
 /// and suffix are taken off (rewrites are local, so D stays small). The
 /// trace keeps one copy of V per step; past kMaxTrace integers the middle is
 /// reported as replaced wholesale rather than using unbounded memory.
-std::vector<Op> diffLines(const std::vector<StringRef> &a,
-                          const std::vector<StringRef> &b) {
+std::vector<Op> diffLines(const std::vector<StringRef> &a, const std::vector<StringRef> &b) {
   size_t pre = 0;
   while (pre < a.size() && pre < b.size() && a[pre] == b[pre])
     ++pre;
@@ -77,9 +75,8 @@ std::vector<Op> diffLines(const std::vector<StringRef> &a,
       break;
     trace.push_back(v);
     for (long k = -d; k <= d; k += 2) {
-      long x = (k == -d || (k != d && v[off + k - 1] < v[off + k + 1]))
-                   ? v[off + k + 1]
-                   : v[off + k - 1] + 1;
+      long x = (k == -d || (k != d && v[off + k - 1] < v[off + k + 1])) ? v[off + k + 1]
+                                                                        : v[off + k - 1] + 1;
       long y = x - k;
       while (x < n && y < m && A(x) == B(y))
         ++x, ++y;
@@ -99,9 +96,7 @@ std::vector<Op> diffLines(const std::vector<StringRef> &a,
     for (long d = dEnd; d > 0; --d) {
       const std::vector<long> &pv = trace[size_t(d)];
       long k = x - y;
-      long prevK = (k == -d || (k != d && pv[off + k - 1] < pv[off + k + 1]))
-                       ? k + 1
-                       : k - 1;
+      long prevK = (k == -d || (k != d && pv[off + k - 1] < pv[off + k + 1])) ? k + 1 : k - 1;
       long prevX = pv[off + prevK], prevY = prevX - prevK;
       while (x > prevX && y > prevY) {
         middle.push_back(Op::Keep);
@@ -125,8 +120,7 @@ std::vector<Op> diffLines(const std::vector<StringRef> &a,
 
 std::string hunkRange(size_t start, size_t count) {
   // The unified format names the line before an empty range.
-  return std::to_string(count == 0 ? start : start + 1) + "," +
-         std::to_string(count);
+  return std::to_string(count == 0 ? start : start + 1) + "," + std::to_string(count);
 }
 
 // --- plots -----------------------------------------------------------------
@@ -137,8 +131,7 @@ double quantile(const std::vector<double> &sorted, double q) {
   double pos = q * double(sorted.size() - 1);
   size_t i = size_t(pos);
   double f = pos - double(i);
-  return i + 1 < sorted.size() ? sorted[i] * (1 - f) + sorted[i + 1] * f
-                               : sorted[i];
+  return i + 1 < sorted.size() ? sorted[i] * (1 - f) + sorted[i + 1] * f : sorted[i];
 }
 
 double niceStep(double span, int ticks) {
@@ -261,10 +254,8 @@ std::string timingPlotFor(PageState &st, const ReportKernel &k) {
       origTimes.push_back(b.timeMs);
     }
   orig.medianMs = medianOf(origTimes);
-  orig.note = batches.size() == 1
-                  ? "baseline"
-                  : "baseline (" + std::to_string(batches.size()) +
-                        " evaluations)";
+  orig.note = batches.size() == 1 ? "baseline"
+                                  : "baseline (" + std::to_string(batches.size()) + " evaluations)";
   rows.push_back(orig);
   for (const ReportVariant &v : k.variants) {
     if (!v.timed)
@@ -274,16 +265,15 @@ std::string timingPlotFor(PageState &st, const ReportKernel &k) {
     r.samplesMs = v.samplesMs;
     r.medianMs = v.timeMs;
     r.note = intervalText(v.speedup, v.lo, v.hi);
-    r.kind = v.faster ? PlotRow::Faster
-                      : (v.hi < 1.0 ? PlotRow::Slower : PlotRow::Neutral);
+    r.kind = v.faster ? PlotRow::Faster : (v.hi < 1.0 ? PlotRow::Slower : PlotRow::Neutral);
     rows.push_back(r);
   }
   for (const PlotRow &r : rows) // the plot draws the finite ones
-    st.samples += unsigned(llvm::count_if(
-        r.samplesMs, [](double v) { return std::isfinite(v); }));
+    st.samples += unsigned(llvm::count_if(r.samplesMs, [](double v) { return std::isfinite(v); }));
   ++st.plots;
   return renderTimingPlot(rows, "Time per run of each verified variant, "
-                                "kernel " + k.name);
+                                "kernel " +
+                                    k.name);
 }
 
 void variantTable(std::string &o, const PageState &st,
@@ -304,8 +294,7 @@ void variantTable(std::string &o, const PageState &st,
     else
       o += "<td class=\"num\">-</td><td class=\"num\">-</td><td "
            "class=\"num\">-</td><td class=\"num\">-</td>";
-    o += "<td class=\"note\">" + htmlEscape(shorten(v->detail, 240)) +
-         "</td></tr>\n";
+    o += "<td class=\"note\">" + htmlEscape(shorten(v->detail, 240)) + "</td></tr>\n";
   }
   o += "</tbody></table>\n";
 }
@@ -358,15 +347,13 @@ std::string htmlEscape(StringRef text) {
   return out;
 }
 
-std::string unifiedDiff(StringRef before, StringRef after,
-                        StringRef beforeName, StringRef afterName,
-                        unsigned context) {
+std::string unifiedDiff(StringRef before, StringRef after, StringRef beforeName,
+                        StringRef afterName, unsigned context) {
   std::vector<StringRef> a = splitLines(before), b = splitLines(after);
   std::vector<Op> ops = diffLines(a, b);
   if (llvm::all_of(ops, [](Op op) { return op == Op::Keep; }))
     return "";
-  std::string out = "--- " + beforeName.str() + "\n+++ " + afterName.str() +
-                    "\n";
+  std::string out = "--- " + beforeName.str() + "\n+++ " + afterName.str() + "\n";
   // Positions in a and b before each op.
   std::vector<size_t> ia(ops.size() + 1), ib(ops.size() + 1);
   for (size_t i = 0; i < ops.size(); ++i) {
@@ -408,8 +395,7 @@ std::string unifiedDiff(StringRef before, StringRef after,
   return out;
 }
 
-RooflineFloor computeRooflineFloor(const ProgramFloor &floor,
-                                   const RooflineCeilings &c) {
+RooflineFloor computeRooflineFloor(const ProgramFloor &floor, const RooflineCeilings &c) {
   RooflineFloor r;
   if (!floor.known) {
     r.why = "the program prints no 'floor: bytes=B flops=F dtype=D' line";
@@ -420,9 +406,7 @@ RooflineFloor computeRooflineFloor(const ProgramFloor &floor,
     return r;
   }
   double mem = floor.bytes / (c.bandwidthGBs * 1e9) * 1e3;
-  double rate = floor.dtype == "f32"   ? c.f32Gflops
-                : floor.dtype == "f64" ? c.f64Gflops
-                                       : 0;
+  double rate = floor.dtype == "f32" ? c.f32Gflops : floor.dtype == "f64" ? c.f64Gflops : 0;
   double comp = rate > 0 ? floor.flops / (rate * 1e9) * 1e3 : 0;
   r.known = true;
   r.floorMs = std::max(mem, comp);
@@ -474,9 +458,8 @@ Expected<RooflineCeilings> parseCeilings(StringRef text, StringRef name) {
         c.f64Gflops = d, seen |= 4;
     }
     if (seen == 7) {
-      c.source = "measured ceilings from " + name.str() + " (" +
-                 fmt("%.1f", c.bandwidthGBs) + " GB/s, SGEMM " +
-                 fmt("%.0f", c.f32Gflops) + " GFLOP/s, DGEMM " +
+      c.source = "measured ceilings from " + name.str() + " (" + fmt("%.1f", c.bandwidthGBs) +
+                 " GB/s, SGEMM " + fmt("%.0f", c.f32Gflops) + " GFLOP/s, DGEMM " +
                  fmt("%.0f", c.f64Gflops) + " GFLOP/s)";
       return c;
     }
@@ -487,10 +470,8 @@ Expected<RooflineCeilings> parseCeilings(StringRef text, StringRef name) {
                            name.str().c_str());
 }
 
-std::string renderTimingPlot(const std::vector<PlotRow> &rows,
-                             StringRef title) {
-  const double width = 980, left = 300, right = 190, top = 28, rowH = 30,
-               bottom = 40;
+std::string renderTimingPlot(const std::vector<PlotRow> &rows, StringRef title) {
+  const double width = 980, left = 300, right = 190, top = 28, rowH = 30, bottom = 40;
   const double plotW = width - left - right;
   const double height = top + rowH * double(rows.size()) + bottom;
 
@@ -516,33 +497,27 @@ std::string renderTimingPlot(const std::vector<PlotRow> &rows,
   double axisHi = std::ceil(hi / step) * step;
   if (axisLo < 0 && lo >= 0)
     axisLo = 0;
-  auto X = [&](double t) {
-    return left + (t - axisLo) / (axisHi - axisLo) * plotW;
-  };
+  auto X = [&](double t) { return left + (t - axisLo) / (axisHi - axisLo) * plotW; };
 
   std::string o;
   o += "<svg class=\"cudal1-plot\" viewBox=\"0 0 " + fmt("%.0f", width) + " " +
-       fmt("%.0f", height) + "\" width=\"" + fmt("%.0f", width) +
-       "\" height=\"" + fmt("%.0f", height) + "\" role=\"img\" aria-label=\"" +
-       htmlEscape(title) + "\">\n";
+       fmt("%.0f", height) + "\" width=\"" + fmt("%.0f", width) + "\" height=\"" +
+       fmt("%.0f", height) + "\" role=\"img\" aria-label=\"" + htmlEscape(title) + "\">\n";
   o += "<title>" + htmlEscape(title) + "</title>\n";
-  o += "<text x=\"" + fmt("%.0f", left) + "\" y=\"16\" font-weight=\"600\">" +
-       htmlEscape(title) + "</text>\n";
+  o += "<text x=\"" + fmt("%.0f", left) + "\" y=\"16\" font-weight=\"600\">" + htmlEscape(title) +
+       "</text>\n";
   // Grid and axis.
   double axisY = top + rowH * double(rows.size());
   for (double t = axisLo; t <= axisHi + step / 2; t += step) {
     double x = X(t);
-    o += "<line x1=\"" + fmt("%.1f", x) + "\" y1=\"" + fmt("%.1f", top) +
-         "\" x2=\"" + fmt("%.1f", x) + "\" y2=\"" + fmt("%.1f", axisY) +
-         "\" stroke=\"#e5e7eb\"/>\n";
+    o += "<line x1=\"" + fmt("%.1f", x) + "\" y1=\"" + fmt("%.1f", top) + "\" x2=\"" +
+         fmt("%.1f", x) + "\" y2=\"" + fmt("%.1f", axisY) + "\" stroke=\"#e5e7eb\"/>\n";
     o += "<text x=\"" + fmt("%.1f", x) + "\" y=\"" + fmt("%.1f", axisY + 16) +
          "\" text-anchor=\"middle\">" + fmt("%.6g", t) + "</text>\n";
   }
-  o += "<line x1=\"" + fmt("%.1f", left) + "\" y1=\"" + fmt("%.1f", axisY) +
-       "\" x2=\"" + fmt("%.1f", left + plotW) + "\" y2=\"" +
-       fmt("%.1f", axisY) + "\" stroke=\"#9ca3af\"/>\n";
-  o += "<text x=\"" + fmt("%.1f", left + plotW / 2) + "\" y=\"" +
-       fmt("%.1f", axisY + 34) +
+  o += "<line x1=\"" + fmt("%.1f", left) + "\" y1=\"" + fmt("%.1f", axisY) + "\" x2=\"" +
+       fmt("%.1f", left + plotW) + "\" y2=\"" + fmt("%.1f", axisY) + "\" stroke=\"#9ca3af\"/>\n";
+  o += "<text x=\"" + fmt("%.1f", left + plotW / 2) + "\" y=\"" + fmt("%.1f", axisY + 34) +
        "\" text-anchor=\"middle\">time per run (ms)</text>\n";
 
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -560,45 +535,37 @@ std::string renderTimingPlot(const std::vector<PlotRow> &rows,
                     : std::to_string(s.size()) + " samples, median ") +
          ms(med) + " ms</title>\n";
     if (i % 2)
-      o += "<rect x=\"0\" y=\"" + fmt("%.1f", y0) + "\" width=\"" +
-           fmt("%.0f", width) + "\" height=\"" + fmt("%.0f", rowH) +
-           "\" fill=\"#f9fafb\"/>\n";
-    o += "<text x=\"" + fmt("%.0f", left - 10) + "\" y=\"" +
-         fmt("%.1f", cy + 4) + "\" text-anchor=\"end\">" +
-         htmlEscape(shorten(r.label, 44)) + "</text>\n";
+      o += "<rect x=\"0\" y=\"" + fmt("%.1f", y0) + "\" width=\"" + fmt("%.0f", width) +
+           "\" height=\"" + fmt("%.0f", rowH) + "\" fill=\"#f9fafb\"/>\n";
+    o += "<text x=\"" + fmt("%.0f", left - 10) + "\" y=\"" + fmt("%.1f", cy + 4) +
+         "\" text-anchor=\"end\">" + htmlEscape(shorten(r.label, 44)) + "</text>\n";
     if (!s.empty()) {
       double q1 = quantile(s, 0.25), q3 = quantile(s, 0.75);
-      o += "<line x1=\"" + fmt("%.1f", X(s.front())) + "\" y1=\"" +
-           fmt("%.1f", cy) + "\" x2=\"" + fmt("%.1f", X(s.back())) +
-           "\" y2=\"" + fmt("%.1f", cy) + "\" stroke=\"" + color +
+      o += "<line x1=\"" + fmt("%.1f", X(s.front())) + "\" y1=\"" + fmt("%.1f", cy) + "\" x2=\"" +
+           fmt("%.1f", X(s.back())) + "\" y2=\"" + fmt("%.1f", cy) + "\" stroke=\"" + color +
            "\" stroke-opacity=\"0.5\"/>\n";
-      o += "<rect class=\"box\" x=\"" + fmt("%.1f", X(q1)) + "\" y=\"" +
-           fmt("%.1f", cy - 8) + "\" width=\"" +
-           fmt("%.1f", std::max(1.0, X(q3) - X(q1))) +
-           "\" height=\"16\" fill=\"" + color +
-           "\" fill-opacity=\"0.15\" stroke=\"" + color + "\"/>\n";
+      o += "<rect class=\"box\" x=\"" + fmt("%.1f", X(q1)) + "\" y=\"" + fmt("%.1f", cy - 8) +
+           "\" width=\"" + fmt("%.1f", std::max(1.0, X(q3) - X(q1))) + "\" height=\"16\" fill=\"" +
+           color + "\" fill-opacity=\"0.15\" stroke=\"" + color + "\"/>\n";
       for (size_t j = 0; j < r.samplesMs.size(); ++j) {
         double v = r.samplesMs[j];
         if (!std::isfinite(v))
           continue;
         // A fixed jitter so that equal times stay visible as several dots.
         double jy = double(int((j * 7) % 9) - 4) * 1.6;
-        o += "<circle class=\"sample\" cx=\"" + fmt("%.1f", X(v)) +
-             "\" cy=\"" + fmt("%.1f", cy + jy) + "\" r=\"2.6\" fill=\"" +
-             color + "\" fill-opacity=\"0.75\"/>\n";
+        o += "<circle class=\"sample\" cx=\"" + fmt("%.1f", X(v)) + "\" cy=\"" +
+             fmt("%.1f", cy + jy) + "\" r=\"2.6\" fill=\"" + color + "\" fill-opacity=\"0.75\"/>\n";
       }
     }
     if (med > 0)
-      o += "<line class=\"median\" x1=\"" + fmt("%.1f", X(med)) +
-           "\" y1=\"" + fmt("%.1f", cy - 10) + "\" x2=\"" +
-           fmt("%.1f", X(med)) + "\" y2=\"" + fmt("%.1f", cy + 10) +
-           "\" stroke=\"" + color + "\" stroke-width=\"2.5\"/>\n";
+      o += "<line class=\"median\" x1=\"" + fmt("%.1f", X(med)) + "\" y1=\"" +
+           fmt("%.1f", cy - 10) + "\" x2=\"" + fmt("%.1f", X(med)) + "\" y2=\"" +
+           fmt("%.1f", cy + 10) + "\" stroke=\"" + color + "\" stroke-width=\"2.5\"/>\n";
     std::string note = r.note;
     if (s.empty())
       note += note.empty() ? "no samples recorded" : " (no samples)";
-    o += "<text x=\"" + fmt("%.0f", left + plotW + 10) + "\" y=\"" +
-         fmt("%.1f", cy + 4) + "\" fill=\"" + color + "\">" +
-         htmlEscape(note) + "</text>\n";
+    o += "<text x=\"" + fmt("%.0f", left + plotW + 10) + "\" y=\"" + fmt("%.1f", cy + 4) +
+         "\" fill=\"" + color + "\">" + htmlEscape(note) + "</text>\n";
     o += "</g>\n";
   }
   o += "</svg>\n";
@@ -618,8 +585,7 @@ std::string renderReport(const ReportData &d) {
                  "which the floor of the program's GPU region cannot be "
                  "compared with";
   else if (!d.ceilings)
-    st.roofWhy = d.ceilingsNote.empty() ? "no ceilings for this GPU"
-                                        : d.ceilingsNote;
+    st.roofWhy = d.ceilingsNote.empty() ? "no ceilings for this GPU" : d.ceilingsNote;
   else {
     st.roof = computeRooflineFloor(d.floor, *d.ceilings);
     st.roofUsable = st.roof.known;
@@ -635,8 +601,8 @@ std::string renderReport(const ReportData &d) {
   std::string body;
   std::string name = htmlEscape(d.sourceFile);
   body += "<header><h1>cudal1 tuning report: <code>" + name +
-          "</code></h1><p class=\"note\">Generated by cudal1-opt " +
-          htmlEscape(d.mode) + ". Self-contained: nothing on this page is "
+          "</code></h1><p class=\"note\">Generated by cudal1-opt " + htmlEscape(d.mode) +
+          ". Self-contained: nothing on this page is "
           "loaded from elsewhere.</p></header>\n";
 
   // Summary.
@@ -646,10 +612,9 @@ std::string renderReport(const ReportData &d) {
             "verified and faster (95% interval above 1 and at least "
             "1.01x).</p>\n";
   else
-    body += "<p><span class=\"big\">" +
-            intervalText(d.finalSpeedup, d.finalLo, d.finalHi) +
-            "</span> whole program with <code class=\"plan\">" +
-            htmlEscape(d.finalPlan) + "</code></p>\n";
+    body += "<p><span class=\"big\">" + intervalText(d.finalSpeedup, d.finalLo, d.finalHi) +
+            "</span> whole program with <code class=\"plan\">" + htmlEscape(d.finalPlan) +
+            "</code></p>\n";
   body += "<table class=\"meta\"><tbody>\n";
   auto meta = [&](StringRef k, const std::string &v) {
     body += "<tr><td>" + htmlEscape(k) + "</td><td>" + v + "</td></tr>\n";
@@ -660,16 +625,14 @@ std::string renderReport(const ReportData &d) {
   meta("date", htmlEscape(d.date));
   meta("times", htmlEscape(d.timeSource));
   if (originalMs > 0)
-    meta("original", ms(originalMs) + " ms (median over " +
-                         std::to_string(d.baselines.size()) +
+    meta("original", ms(originalMs) + " ms (median over " + std::to_string(d.baselines.size()) +
                          " evaluation(s))");
   if (st.roofUsable)
     meta("roofline fraction",
          st.fraction(originalMs) + " original &rarr; " +
-             (d.finalPlan.empty() ? st.fraction(originalMs)
-                                  : st.fraction(d.finalMs)) +
-             " tuned (floor " + ms(st.roof.floorMs) + " ms, " +
-             htmlEscape(st.roof.bound) + "-bound)");
+             (d.finalPlan.empty() ? st.fraction(originalMs) : st.fraction(d.finalMs)) +
+             " tuned (floor " + ms(st.roof.floorMs) + " ms, " + htmlEscape(st.roof.bound) +
+             "-bound)");
   else
     meta("roofline fraction", "n/a: " + htmlEscape(st.roofWhy));
   body += "</tbody></table>\n";
@@ -678,16 +641,14 @@ std::string renderReport(const ReportData &d) {
           "class=\"num\">speedup [95% interval]</th><th>best "
           "plan</th></tr></thead><tbody>\n";
   for (const ReportKernel &k : d.kernels)
-    body += "<tr><td><a href=\"#k-" + htmlEscape(k.name) + "\"><code>" +
-            htmlEscape(k.name) + "</code></a></td><td class=\"num\">" +
-            std::to_string(k.tried) + "</td><td class=\"num\">" +
-            std::to_string(k.correct) + "</td><td class=\"num\">" +
+    body += "<tr><td><a href=\"#k-" + htmlEscape(k.name) + "\"><code>" + htmlEscape(k.name) +
+            "</code></a></td><td class=\"num\">" + std::to_string(k.tried) +
+            "</td><td class=\"num\">" + std::to_string(k.correct) + "</td><td class=\"num\">" +
             (k.bestPlan.empty() ? "-" : intervalText(k.speedup, k.lo, k.hi)) +
             "</td><td class=\"plan\">" +
             (k.bestPlan.empty() ? "<span class=\"note\">(original "
                                   "kept)</span>"
-                                : "<code>" + htmlEscape(k.bestPlan) +
-                                      "</code>") +
+                                : "<code>" + htmlEscape(k.bestPlan) + "</code>") +
             "</td></tr>\n";
   body += "</tbody></table>\n<p class=\"note\">Speedups are of the whole "
           "program's measured time with the plan applied, against the "
@@ -696,11 +657,11 @@ std::string renderReport(const ReportData &d) {
 
   // Per kernel.
   for (const ReportKernel &k : d.kernels) {
-    body += "<section class=\"kernel\" id=\"k-" + htmlEscape(k.name) +
-            "\"><h2>Kernel <code>" + htmlEscape(k.name) + "</code></h2>\n";
+    body += "<section class=\"kernel\" id=\"k-" + htmlEscape(k.name) + "\"><h2>Kernel <code>" +
+            htmlEscape(k.name) + "</code></h2>\n";
     body += "<p class=\"note\">key <code>" + htmlEscape(k.key) + "</code>; " +
-            std::to_string(k.tried) + " variant(s) evaluated, " +
-            std::to_string(k.correct) + " verified</p>\n";
+            std::to_string(k.tried) + " variant(s) evaluated, " + std::to_string(k.correct) +
+            " verified</p>\n";
     const ReportVariant *best = nullptr;
     for (const ReportVariant &v : k.variants)
       if (!k.bestPlan.empty() && v.plan == k.bestPlan && v.timed)
@@ -710,11 +671,9 @@ std::string renderReport(const ReportData &d) {
               "of this kernel was verified and faster.</p>\n";
     else
       body += "<p>best plan <code class=\"plan\">" + htmlEscape(k.bestPlan) +
-              "</code>: <span class=\"big\">" +
-              intervalText(k.speedup, k.lo, k.hi) + "</span>" +
-              (best && st.roofUsable
-                   ? "; roofline fraction " + st.fraction(best->timeMs)
-                   : std::string()) +
+              "</code>: <span class=\"big\">" + intervalText(k.speedup, k.lo, k.hi) + "</span>" +
+              (best && st.roofUsable ? "; roofline fraction " + st.fraction(best->timeMs)
+                                     : std::string()) +
               "</p>\n";
     std::string plot = timingPlotFor(st, k);
     if (plot.empty())
@@ -743,21 +702,16 @@ std::string renderReport(const ReportData &d) {
   // Roofline.
   body += "<section id=\"roofline\"><h2>Roofline</h2>\n";
   if (st.roofUsable) {
-    body += "<p>floor " + ms(st.roof.floorMs) + " ms (" +
-            htmlEscape(st.roof.bound) + "-bound) from the program's " +
-            fmt("%.4g", d.floor.bytes) + " bytes and " +
-            fmt("%.4g", d.floor.flops) + " operations (" +
-            htmlEscape(d.floor.dtype) + ") against " +
-            htmlEscape(d.ceilings->source) +
+    body += "<p>floor " + ms(st.roof.floorMs) + " ms (" + htmlEscape(st.roof.bound) +
+            "-bound) from the program's " + fmt("%.4g", d.floor.bytes) + " bytes and " +
+            fmt("%.4g", d.floor.flops) + " operations (" + htmlEscape(d.floor.dtype) +
+            ") against " + htmlEscape(d.ceilings->source) +
             ". Fraction = floor / measured time.</p>\n";
   } else {
-    body += "<p><span class=\"badge na\">n/a</span> " +
-            htmlEscape(st.roofWhy) + ".</p>\n";
+    body += "<p><span class=\"badge na\">n/a</span> " + htmlEscape(st.roofWhy) + ".</p>\n";
     if (d.floor.known)
-      body += "<p class=\"note\">The program's floor: " +
-              fmt("%.4g", d.floor.bytes) + " bytes, " +
-              fmt("%.4g", d.floor.flops) + " operations (" +
-              htmlEscape(d.floor.dtype) + ").</p>\n";
+      body += "<p class=\"note\">The program's floor: " + fmt("%.4g", d.floor.bytes) + " bytes, " +
+              fmt("%.4g", d.floor.flops) + " operations (" + htmlEscape(d.floor.dtype) + ").</p>\n";
   }
   body += "</section>\n";
 
@@ -765,8 +719,7 @@ std::string renderReport(const ReportData &d) {
   body += "<section id=\"diff\"><h2>Source diff</h2>\n";
   std::string diff = unifiedDiff(
       d.originalSource, d.tunedSource, d.sourceFile + " (original)",
-      (d.outputFile == "-" ? std::string("standard output") : d.outputFile) +
-          " (tuned)");
+      (d.outputFile == "-" ? std::string("standard output") : d.outputFile) + " (tuned)");
   if (diff.empty())
     body += "<p class=\"note\">The output is the original, unchanged.</p>\n";
   else
@@ -778,14 +731,12 @@ std::string renderReport(const ReportData &d) {
   std::string page = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta "
                      "charset=\"utf-8\">\n<meta name=\"viewport\" "
                      "content=\"width=device-width, initial-scale=1\">\n";
-  page += "<title>cudal1 tuning report: " + name + "</title>\n<style>" +
-          std::string(kStyle) + "</style>\n</head>\n<body>\n";
-  page += "<main data-kernels=\"" + std::to_string(d.kernels.size()) +
-          "\" data-plots=\"" + std::to_string(st.plots) +
-          "\" data-samples=\"" + std::to_string(st.samples) + "\">\n";
+  page += "<title>cudal1 tuning report: " + name + "</title>\n<style>" + std::string(kStyle) +
+          "</style>\n</head>\n<body>\n";
+  page += "<main data-kernels=\"" + std::to_string(d.kernels.size()) + "\" data-plots=\"" +
+          std::to_string(st.plots) + "\" data-samples=\"" + std::to_string(st.samples) + "\">\n";
   page += body;
-  page += "</main>\n<script>" + std::string(kSelfCheck) +
-          "</script>\n</body>\n</html>\n";
+  page += "</main>\n<script>" + std::string(kSelfCheck) + "</script>\n</body>\n</html>\n";
   return page;
 }
 

@@ -40,8 +40,7 @@ ReportVariant toReportVariant(const TuneRecord &rec) {
 
 } // namespace
 
-void addTuneResult(ReportData &d, const TuneSpace &space,
-                   const TuneResult &r) {
+void addTuneResult(ReportData &d, const TuneSpace &space, const TuneResult &r) {
   d.gpu = r.gpu;
   d.kernels.clear();
   d.baselines.clear();
@@ -70,8 +69,7 @@ void addTuneResult(ReportData &d, const TuneSpace &space,
       base.samplesMs = rec.result.baselineSamplesMs;
       d.baselines.push_back(base);
     }
-    if (rec.candidate.kernel < space.kernels.size() &&
-        rec.candidate.kernel < d.kernels.size())
+    if (rec.candidate.kernel < space.kernels.size() && rec.candidate.kernel < d.kernels.size())
       d.kernels[rec.candidate.kernel].variants.push_back(v);
     else if (rec.candidate.kernel == kCombination)
       d.combination = v;

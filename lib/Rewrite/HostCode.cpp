@@ -97,9 +97,10 @@ public:
 };
 
 const llvm::StringSet<> &clockCalls() {
-  static const llvm::StringSet<> s = {"now", "clock", "gettimeofday", "clock_gettime", "time",
-                                      "omp_get_wtime", "MPI_Wtime", "QueryPerformanceCounter",
-                                      "__rdtsc", "rdtsc"};
+  static const llvm::StringSet<> s = {
+      "now",     "clock",         "gettimeofday", "clock_gettime",
+      "time",    "omp_get_wtime", "MPI_Wtime",    "QueryPerformanceCounter",
+      "__rdtsc", "rdtsc"};
   return s;
 }
 
@@ -223,10 +224,22 @@ private:
 };
 
 const llvm::StringSet<> &errorCheckCalls() {
-  static const llvm::StringSet<> s = {
-      "cudaGetLastError", "cudaPeekAtLastError", "cudaGetErrorString", "cudaGetErrorName",
-      "fprintf", "printf", "fputs", "puts", "exit", "abort", "_exit", "quick_exit",
-      "__assert_fail", "__assert_rtn", "_assert", "fflush"};
+  static const llvm::StringSet<> s = {"cudaGetLastError",
+                                      "cudaPeekAtLastError",
+                                      "cudaGetErrorString",
+                                      "cudaGetErrorName",
+                                      "fprintf",
+                                      "printf",
+                                      "fputs",
+                                      "puts",
+                                      "exit",
+                                      "abort",
+                                      "_exit",
+                                      "quick_exit",
+                                      "__assert_fail",
+                                      "__assert_rtn",
+                                      "_assert",
+                                      "fflush"};
   return s;
 }
 
@@ -498,8 +511,8 @@ std::string cudal1::hiddenEffects(const FunctionDecl *k) {
     std::string name;
     bool VisitDeclRefExpr(DeclRefExpr *dre) {
       if (auto *vd = dyn_cast<VarDecl>(dre->getDecl()))
-        if (vd->hasGlobalStorage() && !vd->isStaticLocal() &&
-            !vd->getType().isConstQualified() && !vd->hasAttr<CUDAConstantAttr>())
+        if (vd->hasGlobalStorage() && !vd->isStaticLocal() && !vd->getType().isConstQualified() &&
+            !vd->hasAttr<CUDAConstantAttr>())
           name = vd->getNameAsString();
       return name.empty();
     }
@@ -584,7 +597,6 @@ std::string cudal1::launchConflict(TransformContext &ctx, unsigned a, unsigned b
   return "";
 }
 
-
 std::vector<const CallExpr *> cudal1::hostCopies(ASTContext &ctx) {
   struct Finder : RecursiveASTVisitor<Finder> {
     ASTContext &ctx;
@@ -593,8 +605,7 @@ std::vector<const CallExpr *> cudal1::hostCopies(ASTContext &ctx) {
     bool shouldVisitTemplateInstantiations() const { return false; }
     bool VisitCallExpr(CallExpr *ce) {
       const SourceManager &sm = ctx.getSourceManager();
-      if (calleeName(ce) == "cudaMemcpy" &&
-          sm.isInMainFile(sm.getFileLoc(ce->getBeginLoc())))
+      if (calleeName(ce) == "cudaMemcpy" && sm.isInMainFile(sm.getFileLoc(ce->getBeginLoc())))
         found.push_back(ce);
       return true;
     }
@@ -626,9 +637,8 @@ FollowingLaunches cudal1::followingLaunches(
     }
     if (auto *kc = dyn_cast<CUDAKernelCallExpr>(s)) {
       int id = ctx.unit.launchId(kc);
-      std::string why = id < 0 || m.launches[id].kernelIndex < 0
-                            ? "its kernel is not known"
-                            : refuse(unsigned(id), kc);
+      std::string why = id < 0 || m.launches[id].kernelIndex < 0 ? "its kernel is not known"
+                                                                 : refuse(unsigned(id), kc);
       if (why.empty()) {
         run.launches.push_back(unsigned(id));
         continue;

@@ -119,6 +119,6 @@ llvm::Expected<std::string> cudal1::instrumentSource(const RewriteInput &in) {
     text = std::string(buf->begin(), buf->end());
   return "#include \"cudal1/Capture/Capture.h\" // cudal1-opt --instrument: " +
          std::to_string(wrapped) + " launch(es) captured" +
-         (skipped ? ", " + std::to_string(skipped) + " left alone (macros, templates)" : "") + "\n" +
-         text;
+         (skipped ? ", " + std::to_string(skipped) + " left alone (macros, templates)" : "") +
+         "\n" + text;
 }

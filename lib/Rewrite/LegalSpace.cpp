@@ -136,8 +136,7 @@ std::string cudal1::printLegalSpaceText(const LegalSpace &space) {
     printTransforms(os, s);
   }
   for (const LegalSite &s : space.loops) {
-    os << "loop #" << s.scope.loop << " in " << s.function << "  " << s.location
-       << "  launches";
+    os << "loop #" << s.scope.loop << " in " << s.function << "  " << s.location << "  launches";
     for (unsigned id : s.launches)
       os << " #" << id;
     os << "\n";

@@ -138,8 +138,8 @@ private:
       ++pos;
     else
       return "";
-    while (pos < text.size() && (isalnum((unsigned char)text[pos]) || text[pos] == '_' ||
-                                 (kebab && text[pos] == '-')))
+    while (pos < text.size() &&
+           (isalnum((unsigned char)text[pos]) || text[pos] == '_' || (kebab && text[pos] == '-')))
       ++pos;
     return text.substr(start, pos - start);
   }
@@ -168,8 +168,8 @@ private:
     return text.substr(start, pos - start);
   }
   llvm::Error error(const std::string &msg) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "plan:1:%zu: error: %s",
-                                   pos + 1, msg.c_str());
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "plan:1:%zu: error: %s", pos + 1,
+                                   msg.c_str());
   }
 };
 

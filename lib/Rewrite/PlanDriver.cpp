@@ -8,11 +8,11 @@
 #include "cudal1/Rewrite/RewriteUtils.h"
 #include "cudal1/Rewrite/Transform.h"
 
+#include "mlir/IR/MLIRContext.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Rewrite/Core/Rewriter.h"
-#include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -43,12 +43,10 @@ std::vector<unsigned> distinctKernels(const ProgramModel &m, const std::string &
   return out;
 }
 
-
 /// The targets of a step. Kernel-level steps check legality on every
 /// instantiation of a template but edit it once.
 llvm::Expected<std::vector<Target>> resolve(const ProgramModel &m, const Transform &t,
-                                            const PlanStep &s, unsigned index,
-                                            size_t numCopies) {
+                                            const PlanStep &s, unsigned index, size_t numCopies) {
   std::vector<Target> out;
   bool launchLevel = t.level() == Transform::Level::Launch;
   // Host-level transforms take exactly one host loop or synchronization.
@@ -65,7 +63,8 @@ llvm::Expected<std::vector<Target>> resolve(const ProgramModel &m, const Transfo
     if (s.scope.sync < 0)
       return stepError(s, index, "applies to a host synchronization: scope it with @sync#id");
     if (size_t(s.scope.sync) >= m.syncs.size())
-      return stepError(s, index, "there is no host synchronization #" + std::to_string(s.scope.sync));
+      return stepError(s, index,
+                       "there is no host synchronization #" + std::to_string(s.scope.sync));
     Target tg;
     tg.sync = s.scope.sync;
     return std::vector<Target>{tg};
@@ -82,7 +81,9 @@ llvm::Expected<std::vector<Target>> resolve(const ProgramModel &m, const Transfo
   if (s.scope.copy >= 0)
     return stepError(s, index, "only host-copy transforms (async-copy) take @copy#id");
   if (s.scope.loop >= 0 || s.scope.sync >= 0)
-    return stepError(s, index, "a kernel- or launch-level transform cannot be scoped to a host loop or synchronization");
+    return stepError(
+        s, index,
+        "a kernel- or launch-level transform cannot be scoped to a host loop or synchronization");
   if (s.scope.launch >= 0) {
     if (size_t(s.scope.launch) >= m.launches.size())
       return stepError(s, index, "there is no launch site #" + std::to_string(s.scope.launch));
@@ -194,8 +195,9 @@ llvm::Expected<std::string> cudal1::applyPlan(const RewriteInput &in, const Plan
     if (!unit) {
       auto u = ParsedUnit::parse(in.file, text, in.args);
       if (!u)
-        return stepError(step, i, "the source before this step does not parse: " +
-                                      llvm::toString(u.takeError()));
+        return stepError(step, i,
+                         "the source before this step does not parse: " +
+                             llvm::toString(u.takeError()));
       parsed = std::move(*u);
       unit = parsed.get();
     }
@@ -216,8 +218,9 @@ llvm::Expected<std::string> cudal1::applyPlan(const RewriteInput &in, const Plan
       const std::string &name = m.kernels[tg.kernel].name;
       if (kernelLevel && launchedInInput.count(name) && !launched.count(name))
         return stepError(step, i,
-                         "kernel '" + name + "' no longer runs: an earlier step of the "
-                         "plan replaced its launches");
+                         "kernel '" + name +
+                             "' no longer runs: an earlier step of the "
+                             "plan replaced its launches");
     }
     clang::SourceManager &sm = unit->ast().getSourceManager();
     clang::Rewriter rewriter(sm, unit->ast().getLangOpts());
@@ -316,9 +319,8 @@ cudal1::combinePlans(const RewriteInput &in, const std::vector<std::string> &pla
     sure.push_back(certainty[i]);
     index.push_back(i);
   }
-  PlanCombination c = combinePlans(in, parsed, sure, [&](size_t i, llvm::Error e) {
-    rejected(index[i], std::move(e));
-  });
+  PlanCombination c = combinePlans(
+      in, parsed, sure, [&](size_t i, llvm::Error e) { rejected(index[i], std::move(e)); });
   for (size_t &k : c.kept)
     k = index[k];
   return c;
@@ -350,9 +352,9 @@ llvm::Expected<LegalSpace> cudal1::legalSpace(ParsedUnit &unit) {
   };
   // Targets in headers are listed once with the reason, not per transform.
   auto fill = [&](LegalSite site, Target tg) {
-    site.level = tg.copy >= 0   ? Transform::Level::HostCopy
-                 : tg.sync >= 0 ? Transform::Level::HostSync
-                 : tg.loop >= 0 ? Transform::Level::HostLoop
+    site.level = tg.copy >= 0     ? Transform::Level::HostCopy
+                 : tg.sync >= 0   ? Transform::Level::HostSync
+                 : tg.loop >= 0   ? Transform::Level::HostLoop
                  : tg.launch >= 0 ? Transform::Level::Launch
                                   : Transform::Level::Kernel;
     site.notRewritable = outsideMainFile(m, tg);
@@ -432,9 +434,9 @@ llvm::Expected<std::string> cudal1::listTransforms(const RewriteInput &in, bool 
   return json ? printLegalSpaceJson(*space) : printLegalSpaceText(*space);
 }
 
-llvm::Error cudal1::applyPlans(
-    const RewriteInput &in, llvm::ArrayRef<Plan> plans,
-    llvm::function_ref<void(size_t, llvm::Expected<std::string>)> result) {
+llvm::Error
+cudal1::applyPlans(const RewriteInput &in, llvm::ArrayRef<Plan> plans,
+                   llvm::function_ref<void(size_t, llvm::Expected<std::string>)> result) {
   // One parse of the input serves the first step of every plan: each plan
   // edits through its own Rewriter, and the AST itself is never changed.
   auto unit = ParsedUnit::parse(in.file, in.code, in.args);

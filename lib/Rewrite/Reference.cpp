@@ -38,19 +38,26 @@ namespace {
 const llvm::StringMap<std::string> &renamed() {
   static const llvm::StringMap<std::string> m = [] {
     llvm::StringMap<std::string> r;
-    for (const char *f :
-         {"acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "ceil", "copysign",
-          "cos", "cosh", "cospi", "cyl_bessel_i0", "cyl_bessel_i1", "erf", "erfc", "erfcinv",
-          "erfcx", "erfinv", "exp", "exp10", "exp2", "expm1", "fabs", "fdim", "floor", "fma",
-          "fmax", "fmin", "fmod", "frexp", "hypot", "ilogb", "j0", "j1", "jn", "ldexp", "lgamma",
-          "llrint", "llround", "log", "log10", "log1p", "log2", "logb", "lrint", "lround", "modf",
-          "nan", "nearbyint", "nextafter", "norm", "norm3d", "norm4d", "normcdf", "normcdfinv",
-          "pow", "rcbrt", "remainder", "remquo", "rhypot", "rint", "rnorm", "rnorm3d", "rnorm4d",
-          "round", "rsqrt", "scalbln", "scalbn", "sin", "sincos", "sincospi", "sinh", "sinpi",
-          "sqrt", "tan", "tanh", "tgamma", "trunc", "y0", "y1", "yn"})
+    for (const char *f : {"acos",      "acosh",      "asin",     "asinh",         "atan",
+                          "atan2",     "atanh",      "cbrt",     "ceil",          "copysign",
+                          "cos",       "cosh",       "cospi",    "cyl_bessel_i0", "cyl_bessel_i1",
+                          "erf",       "erfc",       "erfcinv",  "erfcx",         "erfinv",
+                          "exp",       "exp10",      "exp2",     "expm1",         "fabs",
+                          "fdim",      "floor",      "fma",      "fmax",          "fmin",
+                          "fmod",      "frexp",      "hypot",    "ilogb",         "j0",
+                          "j1",        "jn",         "ldexp",    "lgamma",        "llrint",
+                          "llround",   "log",        "log10",    "log1p",         "log2",
+                          "logb",      "lrint",      "lround",   "modf",          "nan",
+                          "nearbyint", "nextafter",  "norm",     "norm3d",        "norm4d",
+                          "normcdf",   "normcdfinv", "pow",      "rcbrt",         "remainder",
+                          "remquo",    "rhypot",     "rint",     "rnorm",         "rnorm3d",
+                          "rnorm4d",   "round",      "rsqrt",    "scalbln",       "scalbn",
+                          "sin",       "sincos",     "sincospi", "sinh",          "sinpi",
+                          "sqrt",      "tan",        "tanh",     "tgamma",        "trunc",
+                          "y0",        "y1",         "yn"})
       r[std::string(f) + "f"] = f;
-    for (const char *f : {"exp", "log", "sin", "cos", "tan", "pow", "exp10", "log2", "log10",
-                          "sincos"})
+    for (const char *f :
+         {"exp", "log", "sin", "cos", "tan", "pow", "exp10", "log2", "log10", "sincos"})
       r[std::string("__") + f + "f"] = f;
     r["__frsqrt_rn"] = "rsqrt";
     for (const char *rnd : {"_rn", "_rz", "_ru", "_rd"}) {
@@ -65,9 +72,10 @@ const llvm::StringMap<std::string> &renamed() {
         r[std::string("__float2") + to + rnd] = std::string("__double2") + to + rnd;
       for (const char *from : {"int", "uint", "ll", "ull"})
         r[std::string("__") + from + "2float" + rnd] =
-            std::string("__") + from + (std::string(from) == "int" || std::string(from) == "uint"
-                                            ? "2double_rn"
-                                            : "2double" + std::string(rnd));
+            std::string("__") + from +
+            (std::string(from) == "int" || std::string(from) == "uint"
+                 ? "2double_rn"
+                 : "2double" + std::string(rnd));
     }
     r["__fdividef"] = "cudal1_ref_div";
     r["fdividef"] = "cudal1_ref_div";
@@ -93,7 +101,8 @@ const llvm::StringMap<std::string> &helperText() {
       {"cudal1_ref_atomicExch",
        "static __device__ __forceinline__ double cudal1_ref_atomicExch(double *p, double v) {\n"
        "  return __longlong_as_double((long long)atomicExch((unsigned long long *)p,\n"
-       "                                                  (unsigned long long)__double_as_longlong(v)));\n"
+       "                                                  (unsigned long "
+       "long)__double_as_longlong(v)));\n"
        "}\n"},
       {"cudal1_ref_load",
        "template <class T> static __device__ __forceinline__ T cudal1_ref_load(const T *p) { "
@@ -105,9 +114,10 @@ const llvm::StringMap<std::string> &helperText() {
 /// The CUDA vector types of float and their double counterparts (double4 is
 /// deprecated in CUDA 13; double4_16a has its layout).
 const llvm::StringMap<std::string> &vectorTypes() {
-  static const llvm::StringMap<std::string> m = {
-      {"float1", "double1"}, {"float2", "double2"}, {"float3", "double3"},
-      {"float4", "double4_16a"}};
+  static const llvm::StringMap<std::string> m = {{"float1", "double1"},
+                                                 {"float2", "double2"},
+                                                 {"float3", "double3"},
+                                                 {"float4", "double4_16a"}};
   return m;
 }
 
@@ -184,11 +194,15 @@ public:
   bool shouldVisitImplicitCode() const { return false; }
   bool shouldWalkTypesOfTypeLocs() const { return true; }
 
-  bool TraverseForStmt(ForStmt *s) { return inLoop(s, [&] { return Base::TraverseForStmt(s); }); }
+  bool TraverseForStmt(ForStmt *s) {
+    return inLoop(s, [&] { return Base::TraverseForStmt(s); });
+  }
   bool TraverseWhileStmt(WhileStmt *s) {
     return inLoop(s, [&] { return Base::TraverseWhileStmt(s); });
   }
-  bool TraverseDoStmt(DoStmt *s) { return inLoop(s, [&] { return Base::TraverseDoStmt(s); }); }
+  bool TraverseDoStmt(DoStmt *s) {
+    return inLoop(s, [&] { return Base::TraverseDoStmt(s); });
+  }
   bool TraverseCXXForRangeStmt(CXXForRangeStmt *s) {
     return inLoop(s, [&] { return Base::TraverseCXXForRangeStmt(s); });
   }
@@ -386,8 +400,8 @@ bool Deriver::recordHasFloats(const RecordDecl *rd) {
       if (involvesFloat(ft))
         has = true;
       else if (const RecordDecl *inner = recordOf(ft))
-        has |= !inner->isLambda() && !vectorTypes().count(inner->getName()) &&
-               recordHasFloats(inner);
+        has |=
+            !inner->isLambda() && !vectorTypes().count(inner->getName()) && recordHasFloats(inner);
     }
   return floatRecords[rd] = has;
 }
@@ -400,7 +414,8 @@ std::string Deriver::unpromotable(QualType t) {
     if (const auto *tt = dyn_cast<TypedefType>(s.getTypePtr())) {
       StringRef n = tt->getDecl()->getName();
       if (n == "cudaTextureObject_t" || n == "cudaSurfaceObject_t")
-        return "a texture or surface object (" + n.str() + ") reads float data the reference "
+        return "a texture or surface object (" + n.str() +
+               ") reads float data the reference "
                "cannot widen";
     }
     QualType next = s.getSingleStepDesugaredType(ctx);
@@ -548,12 +563,12 @@ bool FnVisitor::VisitCallExpr(CallExpr *ce) {
                                    "' reads float data the reference cannot widen"),
              true;
     if (n.contains("_as_") && (n.contains("float") || n.contains("int")) && floats)
-      return d.refuse(nameLoc, "'" + name + "' reinterprets the bits of a float; the double "
-                                            "reference cannot"),
+      return d.refuse(nameLoc, "'" + name +
+                                   "' reinterprets the bits of a float; the double "
+                                   "reference cannot"),
              true;
     if (n.contains("half") || n.contains("bfloat") || n.contains("bf16"))
-      return d.refuse(nameLoc, "'" + name + "' converts to or from a half-precision type"),
-             true;
+      return d.refuse(nameLoc, "'" + name + "' converts to or from a half-precision type"), true;
     // 3. Renamed, or an overload of the same name takes doubles.
     auto it = renamed().find(n);
     if (it != renamed().end()) {
@@ -596,8 +611,9 @@ bool FnVisitor::VisitCallExpr(CallExpr *ce) {
   const FunctionDecl *def = callee->getDefinition();
   if (!def || !def->hasBody()) {
     if (floats)
-      d.refuse(nameLoc, "'" + name + "' takes or returns float and is not defined in this "
-                                     "translation unit");
+      d.refuse(nameLoc, "'" + name +
+                            "' takes or returns float and is not defined in this "
+                            "translation unit");
     return true;
   }
   if (def->getTemplateInstantiationPattern() || def->isFunctionTemplateSpecialization()) {
@@ -620,8 +636,9 @@ bool FnVisitor::VisitCallExpr(CallExpr *ce) {
     for (const ParmVarDecl *p : callee->parameters())
       paramChanges |= involvesFloat(p->getType());
     if (!paramChanges)
-      d.refuse(nameLoc, "the operator '" + name + "' computes in float but takes no float "
-                                                  "operand (its copy could not overload it)");
+      d.refuse(nameLoc, "the operator '" + name +
+                            "' computes in float but takes no float "
+                            "operand (its copy could not overload it)");
     return true;
   }
   if (!dre) {
@@ -634,8 +651,7 @@ bool FnVisitor::VisitCallExpr(CallExpr *ce) {
 
 bool FnVisitor::VisitGCCAsmStmt(GCCAsmStmt *s) {
   for (unsigned i = 0; i < s->getNumOutputs(); ++i)
-    if (involvesFloat(s->getOutputExpr(i)->getType()) ||
-        s->getOutputConstraint(i).contains('f'))
+    if (involvesFloat(s->getOutputExpr(i)->getType()) || s->getOutputConstraint(i).contains('f'))
       return d.refuse(s->getAsmLoc(), "inline PTX (asm) with a float operand cannot be "
                                       "promoted to double"),
              true;
@@ -652,7 +668,8 @@ bool FnVisitor::VisitCastExpr(CastExpr *ce) {
   CastKind k = ce->getCastKind();
   QualType to = ce->getType(), from = ce->getSubExpr()->getType();
   if (k == CK_LValueBitCast || k == CK_LValueToRValueBitCast) {
-    if (involvesFloat(to) != involvesFloat(from) || (involvesFloat(to) && !d.ctx.hasSameType(to, from)))
+    if (involvesFloat(to) != involvesFloat(from) ||
+        (involvesFloat(to) && !d.ctx.hasSameType(to, from)))
       d.refuse(ce->getBeginLoc(), "a cast reinterprets the bits of a float value");
     return true;
   }
@@ -683,8 +700,8 @@ bool FnVisitor::VisitVarDecl(VarDecl *vd) {
     d.refuse(vd->getLocation(), why);
   if (vd->hasAttr<CUDASharedAttr>() && !vd->hasExternalStorage() &&
       !vd->getType()->isIncompleteType())
-    d.sharedBytes += d.ctx.getTypeSizeInChars(vd->getType()).getQuantity() +
-                     4 * floatsIn(d.ctx, vd->getType());
+    d.sharedBytes +=
+        d.ctx.getTypeSizeInChars(vd->getType()).getQuantity() + 4 * floatsIn(d.ctx, vd->getType());
   if (vd->hasGlobalStorage() && !vd->isStaticLocal())
     return true;
   return true;
@@ -824,8 +841,8 @@ ReductionFactor FnVisitor::tripCount(const Stmt *loop) {
   const Expr *inc = fs->getInc()->IgnoreParenImpCasts();
   const Expr *step = nullptr;
   enum { Add, Halve, Double } shape = Add;
-  if (auto *uo = dyn_cast<UnaryOperator>(inc); uo && isVar(uo->getSubExpr()) &&
-                                              uo->isIncrementOp()) {
+  if (auto *uo = dyn_cast<UnaryOperator>(inc);
+      uo && isVar(uo->getSubExpr()) && uo->isIncrementOp()) {
     step = nullptr; // 1
   } else if (auto *bo = dyn_cast<BinaryOperator>(inc); bo && isVar(bo->getLHS())) {
     std::optional<int64_t> rhs = constant(bo->getRHS());
@@ -1195,10 +1212,10 @@ llvm::Expected<ReferenceKernel> cudal1::deriveReference(const RewriteInput &in,
     std::string names;
     for (const Kernel &k : m.kernels)
       names += (names.empty() ? "" : ", ") + k.name + k.templateArgs;
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(), "%s kernel '%s' in '%s' (kernels: %s)",
-        hits.empty() ? "no" : "more than one", kernelName.str().c_str(), in.file.c_str(),
-        names.empty() ? "none" : names.c_str());
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "%s kernel '%s' in '%s' (kernels: %s)",
+                                   hits.empty() ? "no" : "more than one", kernelName.str().c_str(),
+                                   in.file.c_str(), names.empty() ? "none" : names.c_str());
   }
   const Kernel &k = m.kernels[hits[0]];
   std::string display = k.name + k.templateArgs;
@@ -1302,12 +1319,12 @@ llvm::Expected<ReferenceKernel> cudal1::deriveReference(const RewriteInput &in,
         open = "namespace " + ns->getNameAsString() + " { " + open;
         close += "}";
       } else if (isa<RecordDecl>(dc)) {
-        return refusalError(display, d.posOf(fd->getLocation()) + ": '" +
-                                         fd->getNameAsString() + "' is a class member");
+        return refusalError(display, d.posOf(fd->getLocation()) + ": '" + fd->getNameAsString() +
+                                         "' is a class member");
       }
     }
-    return open + (isKernel ? "extern \"C\" " : "") + text +
-           (close.empty() ? "" : " " + close) + "\n";
+    return open + (isKernel ? "extern \"C\" " : "") + text + (close.empty() ? "" : " " + close) +
+           "\n";
   };
   std::string tail = "\n// --- cudal1: the double reference of '" + display +
                      "' (cudal1-opt --reference): float promoted to double\n";

@@ -1,11 +1,11 @@
 // Helpers shared by the passes.
 #include "cudal1/Rewrite/RewriteUtils.h"
 
-#include <set>
 #include "cudal1/Analysis/AffineIndex.h"
+#include <set>
 
-#include "clang/AST/ASTContext.h"
 #include "mlir/IR/MLIRContext.h"
+#include "clang/AST/ASTContext.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/SourceManager.h"
@@ -173,10 +173,13 @@ public:
       allowed.insert(kc->getCallee()->IgnoreParenImpCasts());
       return true;
     }
-    static const llvm::StringSet<> queries = {
-        "cudaFuncSetAttribute", "cudaFuncGetAttributes", "cudaFuncSetCacheConfig",
-        "cudaFuncSetSharedMemConfig", "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
-        "cudaOccupancyMaxPotentialBlockSize", "cudaOccupancyAvailableDynamicSMemPerBlock"};
+    static const llvm::StringSet<> queries = {"cudaFuncSetAttribute",
+                                              "cudaFuncGetAttributes",
+                                              "cudaFuncSetCacheConfig",
+                                              "cudaFuncSetSharedMemConfig",
+                                              "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
+                                              "cudaOccupancyMaxPotentialBlockSize",
+                                              "cudaOccupancyAvailableDynamicSMemPerBlock"};
     if (const FunctionDecl *f = ce->getDirectCallee(); f && queries.contains(f->getName()))
       for (const Expr *a : ce->arguments()) {
         a = a->IgnoreParenCasts();

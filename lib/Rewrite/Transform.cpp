@@ -16,7 +16,8 @@ std::string Transform::checkParams(TransformContext &ctx, Target t, const PlanSt
   // By default every parameter must be one the space offers.
   std::vector<ParamSpace> sp = space(ctx, t);
   for (const auto &[key, value] : step.params) {
-    auto it = std::find_if(sp.begin(), sp.end(), [&](const ParamSpace &p) { return p.name == key; });
+    auto it =
+        std::find_if(sp.begin(), sp.end(), [&](const ParamSpace &p) { return p.name == key; });
     if (it == sp.end())
       return "unknown parameter '" + key + "'";
     if (std::find(it->values.begin(), it->values.end(), value) == it->values.end()) {

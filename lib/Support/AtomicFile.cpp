@@ -15,8 +15,7 @@ using namespace llvm;
 namespace {
 
 Error writeError(StringRef path, std::error_code ec) {
-  return createStringError(ec, "cannot write '%s': %s", path.str().c_str(),
-                           ec.message().c_str());
+  return createStringError(ec, "cannot write '%s': %s", path.str().c_str(), ec.message().c_str());
 }
 
 /// Writes into what `path` already is, without creating or renaming.
@@ -79,8 +78,8 @@ Error cudal1::writeFileAtomically(StringRef path, StringRef contents) {
         os << contents;
         return Error::success();
       }))
-    return createStringError(inconvertibleErrorCode(), "cannot write '%s': %s",
-                             path.str().c_str(), toString(std::move(e)).c_str());
+    return createStringError(inconvertibleErrorCode(), "cannot write '%s': %s", path.str().c_str(),
+                             toString(std::move(e)).c_str());
   return Error::success();
 }
 

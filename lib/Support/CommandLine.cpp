@@ -4,8 +4,7 @@
 
 using namespace llvm;
 
-cudal1::JoinOptionValues::JoinOptionValues(int &argc, char **&argv,
-                                           ArrayRef<StringRef> names) {
+cudal1::JoinOptionValues::JoinOptionValues(int &argc, char **&argv, ArrayRef<StringRef> names) {
   args.push_back(argv[0]);
   int i = 1;
   for (; i < argc; ++i) {
@@ -16,8 +15,7 @@ cudal1::JoinOptionValues::JoinOptionValues(int &argc, char **&argv,
     bool isOption = name.consume_front("--") || name.consume_front("-");
     // The value must exist and must not be the "--" that ends cudal1's flags
     // (llvm::cl then reports the missing value itself).
-    if (isOption && is_contained(names, name) && i + 1 < argc &&
-        StringRef(argv[i + 1]) != "--") {
+    if (isOption && is_contained(names, name) && i + 1 < argc && StringRef(argv[i + 1]) != "--") {
       joined.push_back("--" + name.str() + "=" + argv[i + 1]);
       args.push_back(joined.back().data());
       ++i;

@@ -27,8 +27,7 @@ Status writeText(const std::string &path, const std::string &text) {
 
 /// Headers the file includes with quotes from its own directory (one level:
 /// enough for a program and its local helpers, e.g. the corpus' common.h).
-std::vector<std::string> localIncludes(const std::string &file,
-                                       const std::string &text) {
+std::vector<std::string> localIncludes(const std::string &file, const std::string &text) {
   std::vector<std::string> out;
   static const std::regex inc("^\\s*#\\s*include\\s*\"([^\"/]+)\"");
   std::istringstream in(text);
@@ -48,8 +47,7 @@ std::vector<std::string> localIncludes(const std::string &file,
 } // namespace
 
 Status writeProgramBundle(const std::string &dir, const ProgramSetup &setup,
-                          const std::vector<Candidate> &cands,
-                          const std::vector<std::string> &keys,
+                          const std::vector<Candidate> &cands, const std::vector<std::string> &keys,
                           const std::vector<std::string> &names) {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return makeError("cannot create ", dir, ": ", ec.message());
@@ -60,12 +58,11 @@ Status writeProgramBundle(const std::string &dir, const ProgramSetup &setup,
   if (Status s_ = writeText(dir + "/original.cu", text); !s_.ok())
     return s_;
   for (const std::string &h : localIncludes(setup.originalFile, text)) {
-    Expected<std::vector<uint8_t>> hd =
-        readWholeFile(dirName(setup.originalFile) + "/" + h);
+    Expected<std::vector<uint8_t>> hd = readWholeFile(dirName(setup.originalFile) + "/" + h);
     if (!hd.ok())
       return hd.error();
     if (Status s_ = writeText(dir + "/" + h, std::string(hd->begin(), hd->end())); !s_.ok())
-    return s_;
+      return s_;
   }
   ProgramBundle b;
   b.dir = dir;
@@ -87,8 +84,8 @@ Status writeProgramBundle(const std::string &dir, const ProgramSetup &setup,
     v.hash = variantHash(c.planText(), c.variant.source);
     b.variants.push_back(v);
     bool one = c.kernel < keys.size();
-    plans += c.id + "\t" + (one ? keys[c.kernel] : "*") + "\t" +
-             (one ? names[c.kernel] : "*") + "\t" + c.planText() + "\t" + v.hash + "\n";
+    plans += c.id + "\t" + (one ? keys[c.kernel] : "*") + "\t" + (one ? names[c.kernel] : "*") +
+             "\t" + c.planText() + "\t" + v.hash + "\n";
   }
   if (Status s_ = writeText(dir + "/plans.tsv", plans); !s_.ok())
     return s_;
@@ -147,8 +144,8 @@ Status checkResultsMatch(const std::string &dir, const std::vector<BundlePlan> &
       return makeError(where, ": the result for '", v.id, "' was measured on another ",
                        r->hash.compare(0, 16, now, 0, 16) != 0 ? "plan" : "source",
                        " than the bundle's ", v.id, " now holds",
-                       planText.empty() ? std::string() : " ('" + planText + "')",
-                       " (hash ", r->hash, ", expected ", now, "); re-run cudal1-eval ", dir);
+                       planText.empty() ? std::string() : " ('" + planText + "')", " (hash ",
+                       r->hash, ", expected ", now, "); re-run cudal1-eval ", dir);
     return Status::success();
   };
   if (Status s = check(b->original, "", ""); !s.ok())
@@ -166,8 +163,7 @@ Status checkResultsMatch(const std::string &dir, const std::vector<BundlePlan> &
   return Status::success();
 }
 
-CandidateResult toCandidateResult(const VariantResult &v,
-                                  const VariantResult &original) {
+CandidateResult toCandidateResult(const VariantResult &v, const VariantResult &original) {
   CandidateResult r;
   r.outcome = v.outcome;
   r.timed = v.timed;
@@ -185,17 +181,14 @@ CandidateResult toCandidateResult(const VariantResult &v,
   return r;
 }
 
-ProgramEvaluator::ProgramEvaluator(ProgramSetup s, ProgramEvalOptions o,
-                                   std::vector<std::string> k,
+ProgramEvaluator::ProgramEvaluator(ProgramSetup s, ProgramEvalOptions o, std::vector<std::string> k,
                                    std::vector<std::string> n)
-    : setup(std::move(s)), options(std::move(o)), keys(std::move(k)),
-      names(std::move(n)) {}
+    : setup(std::move(s)), options(std::move(o)), keys(std::move(k)), names(std::move(n)) {}
 
 llvm::Expected<std::vector<CandidateResult>>
 ProgramEvaluator::evaluate(const std::vector<Candidate> &cands) {
   auto fail = [](const Status &s) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   s.message());
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), s.message());
   };
   Expected<std::string> tmp = makeTempDirectory("cudal1-tune");
   if (!tmp.ok())

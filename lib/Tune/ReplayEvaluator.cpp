@@ -33,9 +33,7 @@ Status writeText(const std::string &path, const std::string &text) {
 /// Launch-level transforms whose only host edit is the launch's grid and
 /// block (checked in passes/LaunchConfig.cpp and passes/Coarsen.cpp); fuse,
 /// streams and library rewrite host code around the launch.
-bool launchConfigOnly(llvm::StringRef name) {
-  return name == "launch-config" || name == "coarsen";
-}
+bool launchConfigOnly(llvm::StringRef name) { return name == "launch-config" || name == "coarsen"; }
 
 std::vector<unsigned> dims(const std::string &text) {
   std::vector<unsigned> out;
@@ -75,8 +73,8 @@ std::string sourceTree(const ReplayOptions &o) {
 
 /// The mangled name of kernel `name` in `source` (a plan may change the
 /// signature: `restrict` adds const, which changes the mangling).
-std::string mangledIn(const RewriteInput &in, const std::string &source,
-                      const std::string &name, const std::string &fallback) {
+std::string mangledIn(const RewriteInput &in, const std::string &source, const std::string &name,
+                      const std::string &fallback) {
   QuietParses quiet;
   llvm::Expected<std::unique_ptr<ParsedUnit>> u = ParsedUnit::parse(in.file, source, in.args);
   if (!u) {
@@ -119,8 +117,8 @@ std::string whyNotReplayable(const Plan &plan, size_t launchSites) {
       if (!launchConfigOnly(s.transform))
         return s.transform + " rewrites host code";
       if (s.scope.launch >= 0 && launchSites != 1)
-        return s.transform + " is scoped to one of the kernel's " +
-               std::to_string(launchSites) + " launch sites";
+        return s.transform + " is scoped to one of the kernel's " + std::to_string(launchSites) +
+               " launch sites";
       break;
     default:
       return s.transform + " is a host transform";
@@ -245,8 +243,8 @@ void ReplayEvaluator::capture() {
   std::vector<std::string> build;
   for (const std::string &w : setup.build) {
     std::string x = w;
-    for (auto [k, v] : {std::pair<std::string, std::string>{"{src}", src}, {"{exe}", exe},
-                        {"{bundle}", work}})
+    for (auto [k, v] :
+         {std::pair<std::string, std::string>{"{src}", src}, {"{exe}", exe}, {"{bundle}", work}})
       for (size_t p; (p = x.find(k)) != std::string::npos;)
         x.replace(p, k.size(), v);
     build.push_back(x);
@@ -355,7 +353,8 @@ std::string ReplayEvaluator::accepts(const Candidate &c) {
     for (const CapturedLaunch &l : kc.launches) {
       LaunchOverride o = replayLaunch(c.variant.plan, l);
       if (!std::equal(o.grid, o.grid + 3, first.grid) ||
-          !std::equal(o.block, o.block + 3, first.block) || l.sharedBytes != kc.launches[0].sharedBytes)
+          !std::equal(o.block, o.block + 3, first.block) ||
+          l.sharedBytes != kc.launches[0].sharedBytes)
         return "the captured launches differ in their configuration";
     }
   return "";
@@ -413,8 +412,8 @@ ReplayEvaluator::evaluate(const std::vector<Candidate> &cands) {
     std::string bdir = work + "/b" + std::to_string(batch) + "-" + std::to_string(k);
     if (Status s = writeKernelBundle(bdir, std::move(f)); !s.ok())
       return fail("replay: " + s.message());
-    std::vector<std::string> argv = {findEval(options), bdir, "-o", bdir + "/results.txt",
-                                     "--seed", std::to_string(batch)};
+    std::vector<std::string> argv = {findEval(options),     bdir,     "-o",
+                                     bdir + "/results.txt", "--seed", std::to_string(batch)};
     argv.insert(argv.end(), options.evalArgs.begin(), options.evalArgs.end());
     ProcessResult pr = runProcess(argv, options.evalTimeout);
     if (!pr.exited || pr.exitCode != 0)
@@ -429,7 +428,7 @@ ReplayEvaluator::evaluate(const std::vector<Candidate> &cands) {
       const VariantResult *v = res->find(cands[i].id);
       out[i] = v ? toCandidateResult(*v, orig) : CandidateResult{};
       out[i].judge = v && v->verifyMode.rfind("fallback", 0) == 0 ? Judge::ReplayFallback
-                                                               : Judge::ReplayReference;
+                                                                  : Judge::ReplayReference;
       out[i].details.push_back("judged by replay of " + std::to_string(kc.launches.size()) +
                                " captured launch(es); times are the kernel's own");
     }
@@ -439,8 +438,7 @@ ReplayEvaluator::evaluate(const std::vector<Candidate> &cands) {
 
 JudgingEvaluator::JudgingEvaluator(VariantEvaluator &r,
                                    std::function<std::string(const Candidate &)> ok,
-                                   VariantEvaluator &p,
-                                   std::function<void(const std::string &)> n)
+                                   VariantEvaluator &p, std::function<void(const std::string &)> n)
     : replay(r), program(p), replayable(std::move(ok)), note(std::move(n)) {}
 
 std::string JudgingEvaluator::gpuName() const {

@@ -45,8 +45,7 @@ ReportData makeReport(const RewriteInput &in, const SessionOptions &o, const Tun
   d.date = ctx.date;
   d.programTimes = !ctx.timeRegex.empty();
   d.timeSource = d.programTimes
-                     ? "the program's own report of its GPU time (time regex '" +
-                           ctx.timeRegex +
+                     ? "the program's own report of its GPU time (time regex '" + ctx.timeRegex +
                            "'), median of bucket averages over "
                            "interleaved rounds"
                      : "whole-process wall time (no time regex), median of bucket "
@@ -199,14 +198,12 @@ std::string formatSessionSummary(const TuneResult &r) {
   for (const KernelBest &b : r.best) {
     std::string plan = printPlan(b.plan);
     std::string sp =
-        plan.empty() ? "-"
-                     : llvm::formatv("{0:F3}x [{1:F3}, {2:F3}]", b.speedup, b.lo, b.hi).str();
+        plan.empty() ? "-" : llvm::formatv("{0:F3}x [{1:F3}, {2:F3}]", b.speedup, b.lo, b.hi).str();
     std::string judge = bestJudge(r, size_t(&b - r.best.data()), b.plan);
     if (!judge.empty())
       judge = "  (" + judge + ")";
     os << llvm::format("%-24s %6u %7u  %-28s %s%s\n", b.kernel.c_str(), b.tried, b.correct,
-                       sp.c_str(), plan.empty() ? "(original kept)" : plan.c_str(),
-                       judge.c_str());
+                       sp.c_str(), plan.empty() ? "(original kept)" : plan.c_str(), judge.c_str());
   }
   std::map<std::string, unsigned> outcomes;
   for (const TuneRecord &rec : r.records)
@@ -244,7 +241,7 @@ std::string formatSessionSummary(const TuneResult &r) {
     os << "speedups judged by replay (replay-reference, replay-fallback) are of the kernel's "
           "own time over its captured launches; the others of the whole program's\n";
   else
-  os << "speedups are of the whole program's measured time with the plan applied\n";
+    os << "speedups are of the whole program's measured time with the plan applied\n";
   return text;
 }
 
@@ -266,8 +263,8 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
       llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buf =
           llvm::MemoryBuffer::getFile(o.reportCeilings);
       if (!buf)
-        return failed(SessionStatus::InputError, "cannot read '" + o.reportCeilings +
-                                                     "': " + buf.getError().message());
+        return failed(SessionStatus::InputError,
+                      "cannot read '" + o.reportCeilings + "': " + buf.getError().message());
       llvm::Expected<RooflineCeilings> c = parseCeilings((*buf)->getBuffer(), o.reportCeilings);
       if (!c)
         return failed(SessionStatus::InputError, llvm::toString(c.takeError()));
@@ -422,8 +419,8 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
           return failed(SessionStatus::InputError,
                         "reproducibility check: " + llvm::toString(again.takeError()));
         if (again->passed) {
-          note("'" + printPlan(first) + "' did not hold up as a whole program (" +
-               check->detail + "); '" + rec.candidate.planText() + "' did");
+          note("'" + printPlan(first) + "' did not hold up as a whole program (" + check->detail +
+               "); '" + rec.candidate.planText() + "' did");
           makeFinal(*r, *space, rec);
           check = std::move(again);
         }

@@ -32,8 +32,8 @@ llvm::Expected<BundleRound> absorbBundle(const std::string &dir, const TuneSpace
   for (const BundlePlan &p : *plans) {
     llvm::Expected<Plan> plan = parsePlan(p.plan);
     if (!plan)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "%s/plans.tsv: %s: %s", dir.c_str(), p.id.c_str(),
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s/plans.tsv: %s: %s",
+                                     dir.c_str(), p.id.c_str(),
                                      llvm::toString(plan.takeError()).c_str());
     Candidate c;
     c.id = p.id;

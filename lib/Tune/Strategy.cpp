@@ -61,8 +61,7 @@ public:
         pool.push_back(&s);
     if (pool.empty())
       return out;
-    for (unsigned attempt = 0; out.size() < count && attempt < count * 20;
-         ++attempt) {
+    for (unsigned attempt = 0; out.size() < count && attempt < count * 20; ++attempt) {
       unsigned len = 1 + unsigned(rng() % 3);
       Proposal p;
       for (unsigned i = 0; i < len * 4 && p.steps.size() < len; ++i) {
@@ -88,10 +87,9 @@ public:
     for (const PlanStep &s : k.steps)
       if (!isFastMath(s) && heuristicRank(s) < kNever)
         ranked.push_back(&s);
-    std::stable_sort(ranked.begin(), ranked.end(),
-                     [](const PlanStep *a, const PlanStep *b) {
-                       return heuristicRank(*a) < heuristicRank(*b);
-                     });
+    std::stable_sort(ranked.begin(), ranked.end(), [](const PlanStep *a, const PlanStep *b) {
+      return heuristicRank(*a) < heuristicRank(*b);
+    });
     std::vector<Proposal> out;
     std::set<std::string> seen = k.tried;
     auto add = [&](Proposal p) {
@@ -121,9 +119,8 @@ public:
     for (size_t i = 0; i < ranked.size(); ++i)
       for (size_t j = i + 1; j < ranked.size(); ++j)
         pairs.emplace_back(i, j);
-    std::stable_sort(pairs.begin(), pairs.end(), [](auto x, auto y) {
-      return x.first + x.second < y.first + y.second;
-    });
+    std::stable_sort(pairs.begin(), pairs.end(),
+                     [](auto x, auto y) { return x.first + x.second < y.first + y.second; });
     for (auto [i, j] : pairs)
       if (compatible({*ranked[i]}, *ranked[j]))
         add(Proposal{{*ranked[i], *ranked[j]}});
@@ -183,8 +180,7 @@ std::unique_ptr<SearchStrategy> makeRandomStrategy(uint64_t seed) {
 std::unique_ptr<SearchStrategy> makeHeuristicStrategy() {
   return std::make_unique<HeuristicStrategy>();
 }
-std::unique_ptr<SearchStrategy> makeStrategy(const std::string &name,
-                                             uint64_t seed) {
+std::unique_ptr<SearchStrategy> makeStrategy(const std::string &name, uint64_t seed) {
   if (name == "random")
     return makeRandomStrategy(seed);
   if (name == "heuristic")

@@ -22,8 +22,8 @@ llvm::Expected<Variant> deriveVariant(const RewriteInput &input, const Plan &pla
 }
 
 Tuner::Tuner(RewriteInput in, TuneSpace sp, SearchStrategy &st, TuneOptions o)
-    : input(std::move(in)), space(std::move(sp)), strategy(st),
-      opts(std::move(o)), states(space.kernels.size()) {
+    : input(std::move(in)), space(std::move(sp)), strategy(st), opts(std::move(o)),
+      states(space.kernels.size()) {
   for (size_t k = 0; k < space.kernels.size(); ++k) {
     KernelState &ks = states[k];
     const TuneKernel &tk = space.kernels[k];
@@ -156,8 +156,8 @@ TuneResult Tuner::summary() const {
   // whose parts are no longer their kernels' bests (a later round found
   // better) is history: the build applies the bests.
   for (const TuneRecord &r : result.records) {
-    if (r.candidate.kernel != kCombination || r.result.outcome != Outcome::Ok ||
-        !r.result.faster || r.result.lo <= s.finalLo)
+    if (r.candidate.kernel != kCombination || r.result.outcome != Outcome::Ok || !r.result.faster ||
+        r.result.lo <= s.finalLo)
       continue;
     std::map<size_t, Plan> parts = space.partsOf(r.candidate.variant.plan);
     bool current = parts.size() > 1;
@@ -178,8 +178,7 @@ TuneResult Tuner::summary() const {
   return s;
 }
 
-std::optional<Candidate>
-Tuner::combination(const std::function<void(const std::string &)> &say) {
+std::optional<Candidate> Tuner::combination(const std::function<void(const std::string &)> &say) {
   // In the space's order (source order, host code last), as --apply and
   // the plugin apply a file's best choices.
   TuneResult s = summary();
@@ -195,8 +194,8 @@ Tuner::combination(const std::function<void(const std::string &)> &say) {
   PlanCombination joined = combinePlans(input, plans, certainty, [&](size_t i, llvm::Error e) {
     std::string why = llvm::toString(std::move(e));
     if (say)
-      say("'" + printPlan(plans[i]) + "' does not combine with the surer plans: " +
-          why.substr(0, why.find('\n')));
+      say("'" + printPlan(plans[i]) +
+          "' does not combine with the surer plans: " + why.substr(0, why.find('\n')));
   });
   if (joined.kept.size() < 2)
     return std::nullopt;
@@ -218,9 +217,7 @@ Tuner::combination(const std::function<void(const std::string &)> &say) {
 llvm::Expected<TuneResult> Tuner::run(VariantEvaluator &ev) {
   auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                         start)
-        .count();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   auto say = [&](const std::string &m) {
     if (opts.progress)
@@ -237,9 +234,8 @@ llvm::Expected<TuneResult> Tuner::run(VariantEvaluator &ev) {
     if (cands.empty())
       break;
     say("round " + std::to_string(result.rounds + 1) + ": evaluating " +
-        std::to_string(cands.size()) + " variants (" +
-        std::to_string(evaluated) + "/" + std::to_string(opts.budget) +
-        " so far)");
+        std::to_string(cands.size()) + " variants (" + std::to_string(evaluated) + "/" +
+        std::to_string(opts.budget) + " so far)");
     llvm::Expected<std::vector<CandidateResult>> res = ev.evaluate(cands);
     if (!res)
       return res.takeError();

@@ -33,9 +33,7 @@ Expected<std::vector<int64_t>> TuneDB::recordMeasurements(ArrayRef<Measurement>)
 Error TuneDB::setBest(const BestChoice &) { CUDAL1_NO_TUNEDB; }
 Expected<std::optional<BestChoice>> TuneDB::bestPlan(const BestQuery &) { CUDAL1_NO_TUNEDB; }
 Expected<std::vector<TuneDB::TunedKernel>> TuneDB::tunedKernels(StringRef) { CUDAL1_NO_TUNEDB; }
-Error TuneDB::forEachMeasurement(function_ref<Error(const Measurement &)>) {
-  CUDAL1_NO_TUNEDB;
-}
+Error TuneDB::forEachMeasurement(function_ref<Error(const Measurement &)>) { CUDAL1_NO_TUNEDB; }
 Expected<TuneDBStats> TuneDB::stats() { CUDAL1_NO_TUNEDB; }
 Expected<std::vector<Measurement>> TuneDB::exemplars(StringRef, const GpuKey &) {
   CUDAL1_NO_TUNEDB;

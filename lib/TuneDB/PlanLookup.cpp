@@ -37,8 +37,8 @@ std::string formatTuneDBStats(const TuneDBStats &st, StringRef path) {
     os << " (" << st.bestOriginal << " keep the original)";
   os << "\n";
   for (const TuneDBStats::PerGpu &g : st.perGpu)
-    os << "  " << g.gpu.name << " (" << g.gpu.arch << "): " << g.best << " best, "
-       << g.measurements << " measurements\n";
+    os << "  " << g.gpu.name << " (" << g.gpu.arch << "): " << g.best << " best, " << g.measurements
+       << " measurements\n";
   return out;
 }
 
@@ -93,8 +93,7 @@ const TuneDB::TunedKernel *chooseBest(ArrayRef<TuneDB::TunedKernel> tuned, const
   };
   const TuneDB::TunedKernel *best = nullptr;
   for (const TuneDB::TunedKernel &k : tuned) {
-    if (k.key != q.kernelKey || k.arch != q.gpuArch ||
-        (!q.gpuName.empty() && k.gpu != q.gpuName) ||
+    if (k.key != q.kernelKey || k.arch != q.gpuArch || (!q.gpuName.empty() && k.gpu != q.gpuName) ||
         (k.shape != q.shape && k.shape != kAnyShape))
       continue;
     if (!best || better(k, *best))

@@ -3,8 +3,8 @@
 // the lock (docs/TuneDB.md says why each setting is what it is).
 #include "cudal1/TuneDB/TuneDB.h"
 
-#include "llvm/Support/JSON.h"
 #include "Outcomes.h"
+#include "llvm/Support/JSON.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -91,9 +91,7 @@ bool isUtcTimestamp(StringRef s) {
          rest.drop_front().find_first_not_of("0123456789") == StringRef::npos;
 }
 
-Error invalid(const Twine &what) {
-  return createStringError(inconvertibleErrorCode(), what);
-}
+Error invalid(const Twine &what) { return createStringError(inconvertibleErrorCode(), what); }
 
 Error checkLine(StringRef field, StringRef value, bool mayBeEmpty = false) {
   if (value.empty() && !mayBeEmpty)
@@ -147,17 +145,15 @@ Error validate(const Measurement &m) {
   if (!isEvaluatorOutcome(m.outcome))
     return invalid("unknown outcome '" + m.outcome + "'");
   using Number = std::pair<const char *, const std::optional<double> *>;
-  for (const Number &n : {Number{"the speedup", &m.speedup},
-                          Number{"the speedup's lower bound", &m.speedupLo},
-                          Number{"the speedup's upper bound", &m.speedupHi},
-                          Number{"the time", &m.timeMs},
-                          Number{"the baseline time", &m.baselineMs}})
+  for (const Number &n :
+       {Number{"the speedup", &m.speedup}, Number{"the speedup's lower bound", &m.speedupLo},
+        Number{"the speedup's upper bound", &m.speedupHi}, Number{"the time", &m.timeMs},
+        Number{"the baseline time", &m.baselineMs}})
     if (Error e = checkFinite(n.first, *n.second))
       return e;
   using Text = std::pair<const char *, const std::string *>;
   for (const Text &t : {Text{"the driver version", &m.driverVersion},
-                        Text{"the CUDA version", &m.cudaVersion},
-                        Text{"the session", &m.session}})
+                        Text{"the CUDA version", &m.cudaVersion}, Text{"the session", &m.session}})
     if (Error e = checkLine(t.first, *t.second, /*mayBeEmpty=*/true))
       return e;
   if (!m.measuredAt.empty() && !isUtcTimestamp(m.measuredAt))
@@ -371,10 +367,10 @@ Error TuneDB::Impl::withWrite(function_ref<Error()> body) {
       return e;
     auto waited = std::chrono::steady_clock::now() - start;
     if (waited > std::chrono::milliseconds(busyTimeoutMs))
-      return make_error<SqliteError>(
-          SQLITE_BUSY, ("tuning database '" + path + "': still locked by another process after " +
-                        Twine(busyTimeoutMs) + " ms")
-                           .str());
+      return make_error<SqliteError>(SQLITE_BUSY, ("tuning database '" + path +
+                                                   "': still locked by another process after " +
+                                                   Twine(busyTimeoutMs) + " ms")
+                                                      .str());
     unsigned ms = 1 + jitter() % (1u << std::min(attempt, 5u));
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
   }
@@ -432,8 +428,8 @@ Error TuneDB::Impl::checkTables() {
       return invalid("tuning database '" + path + "' is not a cudal1 tuning database (no table '" +
                      table + "')");
     if (type != "table" || StringRef(sql).take_front(14).equals_insensitive("create virtual"))
-      return invalid("tuning database '" + path + "' is not a cudal1 tuning database ('" +
-                     table + "' is a " + (type == "table" ? std::string("virtual table") : type) +
+      return invalid("tuning database '" + path + "' is not a cudal1 tuning database ('" + table +
+                     "' is a " + (type == "table" ? std::string("virtual table") : type) +
                      ", not a table)");
   }
   return Error::success();
@@ -580,8 +576,8 @@ Expected<TuneDB> TuneDB::open(StringRef path, const TuneDBOptions &options) {
   if (Error e = impl->exec("COMMIT", "ending a read transaction"))
     return std::move(e);
   if (*appId != 0 && *appId != kTuneDBApplicationId)
-    return invalid(prefix() + " is not a cudal1 tuning database (application_id " +
-                   Twine(*appId) + ")");
+    return invalid(prefix() + " is not a cudal1 tuning database (application_id " + Twine(*appId) +
+                   ")");
   if (*appId == 0 && (*version != 0 || *objects != 0))
     return invalid(prefix() + " is not a cudal1 tuning database (an SQLite file of " +
                    "another program)");
@@ -617,8 +613,8 @@ Expected<TuneDB> TuneDB::open(StringRef path, const TuneDBOptions &options) {
                        "'; a network file system?)");
       break;
     }
-    if (!isBusy(rc) || std::chrono::steady_clock::now() - start >
-                           std::chrono::milliseconds(options.busyTimeoutMs))
+    if (!isBusy(rc) ||
+        std::chrono::steady_clock::now() - start > std::chrono::milliseconds(options.busyTimeoutMs))
       return impl->fail(rc, "switching to write-ahead logging");
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
@@ -676,9 +672,9 @@ Expected<int64_t> TuneDB::Impl::kernelId(StringRef key, StringRef name) {
 
 Expected<int64_t> TuneDB::Impl::planId(StringRef text) {
   return rowId("INSERT OR IGNORE INTO plans(text) VALUES (?1)",
-               "SELECT id FROM plans WHERE text = ?1",
-               [&](sqlite3_stmt *s) { sqlite3_bind_text(s, 1, text.data(), int(text.size()),
-                                                        SQLITE_TRANSIENT); });
+               "SELECT id FROM plans WHERE text = ?1", [&](sqlite3_stmt *s) {
+                 sqlite3_bind_text(s, 1, text.data(), int(text.size()), SQLITE_TRANSIENT);
+               });
 }
 
 Expected<int64_t> TuneDB::Impl::gpuId(const GpuKey &gpu) {
@@ -745,10 +741,9 @@ Expected<int64_t> TuneDB::recordMeasurement(const Measurement &m) {
 Expected<std::vector<int64_t>> TuneDB::recordMeasurements(ArrayRef<Measurement> ms) {
   for (size_t i = 0; i < ms.size(); ++i)
     if (Error e = validate(ms[i]))
-      return createStringError(inconvertibleErrorCode(),
-                               "tuning database '%s': measurement %zu of kernel '%s': %s",
-                               impl->path.c_str(), i, ms[i].kernelKey.c_str(),
-                               toString(std::move(e)).c_str());
+      return createStringError(
+          inconvertibleErrorCode(), "tuning database '%s': measurement %zu of kernel '%s': %s",
+          impl->path.c_str(), i, ms[i].kernelKey.c_str(), toString(std::move(e)).c_str());
   std::vector<int64_t> ids;
   Impl::Deadline deadline(*impl);
   Error e = impl->withWrite([&]() -> Error {
@@ -782,8 +777,8 @@ Error TuneDB::setBest(const BestChoice &c) {
   if (!e && !c.chosenAt.empty() && !isUtcTimestamp(c.chosenAt))
     e = invalid("chosenAt '" + c.chosenAt + "' is not a UTC time like 2026-12-02T15:04:05Z");
   if (e)
-    return invalid("tuning database '" + impl->path + "': best choice for kernel '" +
-                   c.kernelKey + "': " + toString(std::move(e)));
+    return invalid("tuning database '" + impl->path + "': best choice for kernel '" + c.kernelKey +
+                   "': " + toString(std::move(e)));
 
   Impl::Deadline deadline(*impl);
   return impl->withWrite([&]() -> Error {
@@ -801,9 +796,9 @@ Error TuneDB::setBest(const BestChoice &c) {
     // The justifying measurement must be of this very choice: a mismatch
     // is a bug in the caller that would later be hard to see in the data.
     if (c.measurementId) {
-      Expected<sqlite3_stmt *> s = impl->statement(
-          "SELECT v.kernel_id, v.plan_id, m.gpu_id FROM measurements m "
-          "JOIN variants v ON v.id = m.variant_id WHERE m.id = ?1");
+      Expected<sqlite3_stmt *> s =
+          impl->statement("SELECT v.kernel_id, v.plan_id, m.gpu_id FROM measurements m "
+                          "JOIN variants v ON v.id = m.variant_id WHERE m.id = ?1");
       if (!s)
         return s.takeError();
       Bound b(*s);
@@ -880,8 +875,8 @@ Expected<std::optional<BestChoice>> TuneDB::bestPlan(const BestQuery &q) {
   c.chosenAt = columnText(*s, 9);
   // The file may come from anywhere; what is not a plan is not returned.
   if (Error e = checkChosenPlan(c.plan))
-    return invalid("tuning database '" + impl->path + "': best plan of kernel '" +
-                   q.kernelKey + "': " + toString(std::move(e)));
+    return invalid("tuning database '" + impl->path + "': best plan of kernel '" + q.kernelKey +
+                   "': " + toString(std::move(e)));
   return c;
 }
 
@@ -1050,8 +1045,7 @@ Error TuneDB::recordFeatures(const KernelFeatures &f) {
   });
 }
 
-Expected<std::optional<KernelFeatures>> TuneDB::features(StringRef kernelKey,
-                                                         int featureVersion) {
+Expected<std::optional<KernelFeatures>> TuneDB::features(StringRef kernelKey, int featureVersion) {
   Impl::Deadline deadline(*impl);
   Expected<sqlite3_stmt *> s = impl->statement(
       "SELECT k.name, f.features FROM kernel_features f JOIN kernels k ON k.id = f.kernel_id "
@@ -1117,20 +1111,20 @@ Expected<TuneDBStats> TuneDB::stats() {
     sqlite3_finalize(s);
     return rc == SQLITE_DONE ? Error::success() : impl->fail(rc, "summarising");
   };
-  if (Error e = rows("SELECT outcome, count(*) FROM measurements GROUP BY outcome "
-                     "ORDER BY count(*) DESC, outcome",
-                     [&](sqlite3_stmt *s) {
-                       st.measurementsByOutcome.push_back(
-                           {columnText(s, 0), sqlite3_column_int64(s, 1)});
-                     }))
+  if (Error e =
+          rows("SELECT outcome, count(*) FROM measurements GROUP BY outcome "
+               "ORDER BY count(*) DESC, outcome",
+               [&](sqlite3_stmt *s) {
+                 st.measurementsByOutcome.push_back({columnText(s, 0), sqlite3_column_int64(s, 1)});
+               }))
     return std::move(e);
   // The judge column came with a migration: an older file has none.
-  if (Error e = rows("SELECT judge, count(*) FROM measurements GROUP BY judge "
-                     "ORDER BY count(*) DESC, judge",
-                     [&](sqlite3_stmt *s) {
-                       st.measurementsByJudge.push_back(
-                           {columnText(s, 0), sqlite3_column_int64(s, 1)});
-                     }))
+  if (Error e =
+          rows("SELECT judge, count(*) FROM measurements GROUP BY judge "
+               "ORDER BY count(*) DESC, judge",
+               [&](sqlite3_stmt *s) {
+                 st.measurementsByJudge.push_back({columnText(s, 0), sqlite3_column_int64(s, 1)});
+               }))
     llvm::consumeError(std::move(e));
   if (Error e = rows("SELECT g.name, g.arch, "
                      "(SELECT count(*) FROM measurements m WHERE m.gpu_id = g.id), "

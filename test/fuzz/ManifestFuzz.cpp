@@ -20,8 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     std::string formatted = formatManifest(*b);
     Expected<Bundle> again = parseManifest(formatted, "/fuzz", "m");
     if (!again.ok())
-      fail(("a formatted manifest does not parse: " + again.error().message()).c_str(),
-           formatted);
+      fail(("a formatted manifest does not parse: " + again.error().message()).c_str(), formatted);
     if (formatManifest(*again) != formatted)
       fail("formatting is not stable", formatted);
   }

@@ -42,9 +42,8 @@ std::string seen(const VariantResult *v) {
   std::string s = outcomeName(v->outcome);
   if (v->timed) {
     char buf[128];
-    std::snprintf(buf, sizeof buf, ", %.2fx [%.2f, %.2f]%s%s", v->speedup,
-                  v->lo, v->hi, v->faster ? ", faster" : "",
-                  v->sideWork ? ", side-work" : "");
+    std::snprintf(buf, sizeof buf, ", %.2fx [%.2f, %.2f]%s%s", v->speedup, v->lo, v->hi,
+                  v->faster ? ", faster" : "", v->sideWork ? ", side-work" : "");
     s += buf;
   }
   if (v->outcome != Outcome::Ok && !v->details.empty())
@@ -62,12 +61,10 @@ struct Expectation {
 
 int main(int argc, char **argv) {
   if (argc != 5) {
-    std::fprintf(stderr, "usage: %s CUDAL1_EVAL CAPTURE_DEMO BUNDLES OUTDIR\n",
-                 argv[0]);
+    std::fprintf(stderr, "usage: %s CUDAL1_EVAL CAPTURE_DEMO BUNDLES OUTDIR\n", argv[0]);
     return 2;
   }
-  std::string eval = argv[1], demo = argv[2], bundles = argv[3],
-              outDir = argv[4];
+  std::string eval = argv[1], demo = argv[2], bundles = argv[3], outDir = argv[4];
   ProcessResult probe = runProcess({eval, "--probe"}, 120);
   if (probe.exited && probe.exitCode == 77) {
     std::printf("no GPU: %s", probe.output.c_str());
@@ -83,12 +80,10 @@ int main(int argc, char **argv) {
   // 1. Capture the launches.
   std::string capture = tmp + "/demo.capture";
   ProcessResult cap = runProcess(
-      {demo, "1"}, 300,
-      {"CUDAL1_CAPTURE_FILE=" + capture, "CUDAL1_CAPTURE_MAX_LAUNCHES=1"});
+      {demo, "1"}, 300, {"CUDAL1_CAPTURE_FILE=" + capture, "CUDAL1_CAPTURE_MAX_LAUNCHES=1"});
   check(cap.exited && cap.exitCode == 0, "capture demo runs: " + cap.output);
   Expected<CaptureFile> file = readCaptureFile(capture);
-  check(file.ok(), "capture file reads back" +
-                       (file.ok() ? "" : ": " + file.error().message()));
+  check(file.ok(), "capture file reads back" + (file.ok() ? "" : ": " + file.error().message()));
   if (file.ok()) {
     std::map<std::string, int> keys;
     for (const CapturedLaunch &l : file->launches)
@@ -98,24 +93,22 @@ int main(int argc, char **argv) {
           "one launch per kernel (CUDAL1_CAPTURE_MAX_LAUNCHES=1)");
     for (const CapturedLaunch &l : file->launches)
       if (l.kernelKey == "stencil")
-        check(l.allocs.size() == 3 && l.allocs[2].size == (4u << 22) &&
-                  l.args[2].isPointer && l.args[3].bytes.size() == 4,
+        check(l.allocs.size() == 3 && l.allocs[2].size == (4u << 22) && l.args[2].isPointer &&
+                  l.args[3].bytes.size() == 4,
               "stencil launch: 3 allocations, out is 16 MiB");
   }
-  ProcessResult host = runProcess({demo, "--host-pointer"}, 120,
-                                  {"CUDAL1_CAPTURE_FILE=" + tmp + "/host.capture"});
-  check(host.exited && host.exitCode == 0 &&
-            host.output.find("host memory") != std::string::npos,
+  ProcessResult host =
+      runProcess({demo, "--host-pointer"}, 120, {"CUDAL1_CAPTURE_FILE=" + tmp + "/host.capture"});
+  check(host.exited && host.exitCode == 0 && host.output.find("host memory") != std::string::npos,
         "a host pointer argument is refused with a message");
-  ProcessResult managed = runProcess({demo, "--managed"}, 120,
-                                     {"CUDAL1_CAPTURE_FILE=" + tmp + "/m.capture"});
+  ProcessResult managed =
+      runProcess({demo, "--managed"}, 120, {"CUDAL1_CAPTURE_FILE=" + tmp + "/m.capture"});
   check(managed.exited && managed.exitCode == 0 &&
             managed.output.find("managed memory") != std::string::npos,
         "a managed pointer argument is refused with a message");
   ProcessResult budget = runProcess(
       {demo, "1"}, 300,
-      {"CUDAL1_CAPTURE_FILE=" + tmp + "/small.capture",
-       "CUDAL1_CAPTURE_MAX_BYTES=1000000"});
+      {"CUDAL1_CAPTURE_FILE=" + tmp + "/small.capture", "CUDAL1_CAPTURE_MAX_BYTES=1000000"});
   check(budget.output.find("budget") != std::string::npos &&
             ::access((tmp + "/small.capture").c_str(), F_OK) != 0,
         "the byte budget stops capture with a message");
@@ -136,23 +129,19 @@ int main(int argc, char **argv) {
     if (::link(capture.c_str(), (dir + "/demo.capture").c_str()) != 0)
       copyFile(capture, dir + "/demo.capture");
     std::string out = dir + "/results.txt";
-    ProcessResult p = runProcess({eval, dir, "--window", "3", "--timeout",
-                                  "10", "--seed", "7", "-o", out},
-                                 600);
-    std::printf("== %s (%s, %.1f s)\n%s", name.c_str(), p.describe().c_str(),
-                p.seconds, p.output.c_str());
+    ProcessResult p =
+        runProcess({eval, dir, "--window", "3", "--timeout", "10", "--seed", "7", "-o", out}, 600);
+    std::printf("== %s (%s, %.1f s)\n%s", name.c_str(), p.describe().c_str(), p.seconds,
+                p.output.c_str());
     Expected<EvalResults> r = readResults(out);
-    check(r.ok(), name + ": results file reads back" +
-                      (r.ok() ? "" : ": " + r.error().message()));
+    check(r.ok(), name + ": results file reads back" + (r.ok() ? "" : ": " + r.error().message()));
     if (r.ok())
       results[name] = *r;
   }
 
   // 3. The verdicts.
   auto is = [](Outcome o) {
-    return [o](const VariantResult &v, const EvalResults &) {
-      return v.outcome == o;
-    };
+    return [o](const VariantResult &v, const EvalResults &) { return v.outcome == o; };
   };
   auto timeOf = [](const EvalResults &r, const char *id) {
     const VariantResult *v = r.find(id);
@@ -165,24 +154,20 @@ int main(int argc, char **argv) {
        [](const VariantResult &v, const EvalResults &) {
          return v.outcome == Outcome::Ok && v.faster && v.lo > 1.3;
        }},
-      {"stencil", "slow", "none: four passes (2x slower)",
-       "ok, slower (interval below 1)",
+      {"stencil", "slow", "none: four passes (2x slower)", "ok, slower (interval below 1)",
        [](const VariantResult &v, const EvalResults &) {
          return v.outcome == Outcome::Ok && !v.faster && v.hi < 0.8;
        }},
-      {"stencil", "ranking", "2x faster and 2x slower ranked",
-       "fast < original < slow in time",
+      {"stencil", "ranking", "2x faster and 2x slower ranked", "fast < original < slow in time",
        [&](const VariantResult &, const EvalResults &r) {
-         double f = timeOf(r, "fast"), o = timeOf(r, "original"),
-                s = timeOf(r, "slow");
+         double f = timeOf(r, "fast"), o = timeOf(r, "original"), s = timeOf(r, "slow");
          return f > 0 && o > 0 && s > 0 && f < o && o < s;
        }},
-      {"stencil", "block128", "none: launch configuration changed (block 128)",
-       "ok", is(Outcome::Ok)},
-      {"stencil", "off-by-one", "loop bound off by one", "wrong",
+      {"stencil", "block128", "none: launch configuration changed (block 128)", "ok",
+       is(Outcome::Ok)},
+      {"stencil", "off-by-one", "loop bound off by one", "wrong", is(Outcome::Wrong)},
+      {"stencil", "partial-write", "grid one block short (tail not written)", "wrong",
        is(Outcome::Wrong)},
-      {"stencil", "partial-write", "grid one block short (tail not written)",
-       "wrong", is(Outcome::Wrong)},
       {"stencil", "nan", "0/0 produces NaN", "wrong", is(Outcome::Wrong)},
       {"stencil", "write-past-end", "writes out[n]", "wrong (red zone)",
        [](const VariantResult &v, const EvalResults &) {
@@ -191,30 +176,21 @@ int main(int argc, char **argv) {
            zone |= d.find("outside the buffer") != std::string::npos;
          return v.outcome == Outcome::Wrong && zone;
        }},
-      {"stencil", "side-stream",
-       "work moved to a device-side launch (fire-and-forget stream)",
+      {"stencil", "side-stream", "work moved to a device-side launch (fire-and-forget stream)",
        "ok, not faster",
        [](const VariantResult &v, const EvalResults &) {
          return v.outcome == Outcome::Ok && v.timed && !v.faster;
        }},
-      {"stencil", "memo-inputs", "skips work for inputs seen before", "wrong",
-       is(Outcome::Wrong)},
-      {"stencil", "lazy-after-4",
-       "right for 4 launches, then skips work (only timing sees it)",
+      {"stencil", "memo-inputs", "skips work for inputs seen before", "wrong", is(Outcome::Wrong)},
+      {"stencil", "lazy-after-4", "right for 4 launches, then skips work (only timing sees it)",
        "wrong-after-timing", is(Outcome::WrongAfterTiming)},
-      {"stencil", "illegal-address", "store through a wild pointer", "crash",
-       is(Outcome::Crash)},
+      {"stencil", "illegal-address", "store through a wild pointer", "crash", is(Outcome::Crash)},
       {"stencil", "trap", "__trap()", "crash", is(Outcome::Crash)},
-      {"stencil", "endless-loop", "endless loop", "timeout",
-       is(Outcome::Timeout)},
-      {"stencil", "compile-error", "syntax error", "compile-error",
-       is(Outcome::CompileError)},
-      {"rowsum", "shuffle", "none: warp-shuffle reduction (reassociated)",
-       "ok", is(Outcome::Ok)},
-      {"rowsum", "race", "tree reduction without barriers (race)", "wrong",
-       is(Outcome::Wrong)},
-      {"sumsq", "warp",
-       "none: warp reduction, more accurate than the float-atomic original",
+      {"stencil", "endless-loop", "endless loop", "timeout", is(Outcome::Timeout)},
+      {"stencil", "compile-error", "syntax error", "compile-error", is(Outcome::CompileError)},
+      {"rowsum", "shuffle", "none: warp-shuffle reduction (reassociated)", "ok", is(Outcome::Ok)},
+      {"rowsum", "race", "tree reduction without barriers (race)", "wrong", is(Outcome::Wrong)},
+      {"sumsq", "warp", "none: warp reduction, more accurate than the float-atomic original",
        "ok against the double reference",
        [](const VariantResult &v, const EvalResults &) {
          return v.outcome == Outcome::Ok && v.verifyMode == "double-reference";
@@ -222,8 +198,7 @@ int main(int argc, char **argv) {
       {"sumsq-noref", "warp", "the same variant without a double reference",
        "wrong, verdict says fallback",
        [](const VariantResult &v, const EvalResults &) {
-         return v.outcome == Outcome::Wrong &&
-                v.verifyMode == "fallback-no-reference";
+         return v.outcome == Outcome::Wrong && v.verifyMode == "fallback-no-reference";
        }},
   };
 
@@ -237,23 +212,18 @@ int main(int argc, char **argv) {
   for (const Expectation &e : table) {
     auto it = results.find(e.bundle);
     const VariantResult *v =
-        it == results.end()
-            ? nullptr
-            : it->second.find(e.id == "ranking" ? "original" : e.id);
+        it == results.end() ? nullptr : it->second.find(e.id == "ranking" ? "original" : e.id);
     bool ok = v && e.holds(*v, it->second);
     std::string s = e.id == "ranking" && it != results.end()
-                        ? "fast " + std::to_string(timeOf(it->second, "fast")) +
-                              " ms, original " +
-                              std::to_string(timeOf(it->second, "original")) +
-                              " ms, slow " +
+                        ? "fast " + std::to_string(timeOf(it->second, "fast")) + " ms, original " +
+                              std::to_string(timeOf(it->second, "original")) + " ms, slow " +
                               std::to_string(timeOf(it->second, "slow")) + " ms"
                         : seen(v);
     for (char &c : s)
       if (c == '|')
         c = '/';
-    md << "| " << e.bundle << " | " << e.id << " | " << e.fault << " | "
-       << e.expected << " | " << s << " | " << (ok ? "yes" : "**NO**")
-       << " |\n";
+    md << "| " << e.bundle << " | " << e.id << " | " << e.fault << " | " << e.expected << " | " << s
+       << " | " << (ok ? "yes" : "**NO**") << " |\n";
     check(ok, e.bundle + "/" + e.id + ": expected " + e.expected + ", seen " + s);
     if (!ok && v) {
       // The whole verdict, so that a failed check can be diagnosed from the

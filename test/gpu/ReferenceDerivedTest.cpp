@@ -98,8 +98,9 @@ int main(int argc, char **argv) {
   std::memcpy(&got, out.after.data() + sumsq->args[1].offset, 4);
   double relErr = double(std::fabs((long double)got - exact) / exact);
   char buf[200];
-  std::snprintf(buf, sizeof buf, "the float original is measurably wrong: %.7g against %.7Lg "
-                                 "(relative error %.3g > 1e-3)",
+  std::snprintf(buf, sizeof buf,
+                "the float original is measurably wrong: %.7g against %.7Lg "
+                "(relative error %.3g > 1e-3)",
                 double(got), exact, relErr);
   check(n == (1 << 24) && relErr > 1e-3, buf);
 
@@ -111,21 +112,20 @@ int main(int argc, char **argv) {
   std::string results = dir + "/results.txt";
   ProcessResult p = runProcess(
       {eval, dir, "--window", "1", "--timeout", "20", "--seed", "7", "-o", results}, 600);
-  std::printf("== cudal1-eval (%s, %.1f s)\n%s", p.describe().c_str(), p.seconds,
-              p.output.c_str());
+  std::printf("== cudal1-eval (%s, %.1f s)\n%s", p.describe().c_str(), p.seconds, p.output.c_str());
   Expected<EvalResults> r = readResults(results);
   check(r.ok(), "results file reads back" + (r.ok() ? "" : ": " + r.error().message()));
   if (!r.ok())
     return 1;
 
   // 4. The verdicts against the derived reference.
-  const VariantResult *orig = r->find("original"), *warp = r->find("warp"),
-                      *half = r->find("half");
+  const VariantResult *orig = r->find("original"), *warp = r->find("warp"), *half = r->find("half");
   check(orig && orig->outcome == Outcome::Ok && orig->verifyMode == "double-reference",
         "original: ok against the derived double reference, seen " + verdict(orig));
   check(warp && warp->outcome == Outcome::Ok && warp->verifyMode == "double-reference",
         "warp (more accurate than the original): ok against the derived double reference, "
-        "seen " + verdict(warp));
+        "seen " +
+            verdict(warp));
   check(half && half->outcome == Outcome::Wrong && half->verifyMode == "double-reference",
         "half (drops half of the terms): wrong against the derived double reference, seen " +
             verdict(half));

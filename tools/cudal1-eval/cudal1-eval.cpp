@@ -1,15 +1,15 @@
 // cudal1-eval: evaluates a bundle of variants on this machine's GPU and
 // writes a results file. Flags only; the work is in lib/Eval.
+#include "cudal1/Capture/CaptureFile.h"
 #include "cudal1/Eval/Cuda.h"
 #include "cudal1/Eval/Evaluator.h"
-#include "cudal1/Eval/ProgramEval.h"
-#include "cudal1/Capture/CaptureFile.h"
 #include "cudal1/Eval/Numbers.h"
+#include "cudal1/Eval/ProgramEval.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <algorithm>
 #include <cstring>
 #include <string>
 #include <unistd.h>
@@ -17,34 +17,31 @@
 using namespace cudal1;
 
 namespace {
-const char *kUsage =
-    "usage: cudal1-eval BUNDLE [--gpu N] [--jobs J] [--time-budget S]\n"
-    "                   [--window S] [--timeout S] [--seed N] [--keep-work DIR]\n"
-    "                   [--rounds N] [--race K [--screen N]] [-o RESULTS]\n"
-    "       cudal1-eval --probe [--gpu N]   (exit 77 when there is no GPU)\n"
-    "\n"
-    "Compiles the bundle's variants, verifies each against the double-precision\n"
-    "reference in its own process, times the verified ones against the original\n"
-    "and writes RESULTS (default BUNDLE/results.txt). A program bundle (first\n"
-    "line 'cudal1-program-bundle 1') is built, run and compared by its printed\n"
-    "output instead. See docs/Evaluator.md.\n"
-    "  --gpu N          GPU ordinal (default 0)\n"
-    "  --jobs J         parallel compiles (default: all cores)\n"
-    "  --time-budget S  seconds for the whole evaluation (default: none)\n"
-    "  --window S       timing window (default: 0.25 s per candidate, 2..30)\n"
-    "  --timeout S      limit per verification worker (default 30)\n"
-    "  --verify-jobs N  verification workers at a time (default 1)\n"
-    "Program bundles:\n"
-    "  --rounds N       timing rounds (default 15)\n"
-    "  --race K         time only the K variants fastest in their (serial)\n"
-    "                   verification runs; 0 (default): all verified ones\n"
-    "  --screen N       with --race: rank by the median of N runs per variant\n"
-    "                   (default 1: the verification run)\n";
+const char *kUsage = "usage: cudal1-eval BUNDLE [--gpu N] [--jobs J] [--time-budget S]\n"
+                     "                   [--window S] [--timeout S] [--seed N] [--keep-work DIR]\n"
+                     "                   [--rounds N] [--race K [--screen N]] [-o RESULTS]\n"
+                     "       cudal1-eval --probe [--gpu N]   (exit 77 when there is no GPU)\n"
+                     "\n"
+                     "Compiles the bundle's variants, verifies each against the double-precision\n"
+                     "reference in its own process, times the verified ones against the original\n"
+                     "and writes RESULTS (default BUNDLE/results.txt). A program bundle (first\n"
+                     "line 'cudal1-program-bundle 1') is built, run and compared by its printed\n"
+                     "output instead. See docs/Evaluator.md.\n"
+                     "  --gpu N          GPU ordinal (default 0)\n"
+                     "  --jobs J         parallel compiles (default: all cores)\n"
+                     "  --time-budget S  seconds for the whole evaluation (default: none)\n"
+                     "  --window S       timing window (default: 0.25 s per candidate, 2..30)\n"
+                     "  --timeout S      limit per verification worker (default 30)\n"
+                     "  --verify-jobs N  verification workers at a time (default 1)\n"
+                     "Program bundles:\n"
+                     "  --rounds N       timing rounds (default 15)\n"
+                     "  --race K         time only the K variants fastest in their (serial)\n"
+                     "                   verification runs; 0 (default): all verified ones\n"
+                     "  --screen N       with --race: rank by the median of N runs per variant\n"
+                     "                   (default 1: the verification run)\n";
 
 // Flag values: finite numbers only, so that the int casts below are defined.
-bool number(const char *s, double &out) {
-  return parseFinite(s, 0, 1e9, out);
-}
+bool number(const char *s, double &out) { return parseFinite(s, 0, 1e9, out); }
 
 int usageError(const std::string &msg) {
   std::fprintf(stderr, "cudal1-eval: %s\n(try --help)\n", msg.c_str());
@@ -109,8 +106,7 @@ int main(int argc, char **argv) {
       if (!parseInteger<uint64_t>(v, 0, UINT64_MAX, seed))
         return usageError(std::string("--seed: '") + v + "' is not an unsigned integer");
       opts.seed = worker.seed = seed;
-    }
-    else if (a == "--keep-work")
+    } else if (a == "--keep-work")
       opts.workDir = value("--keep-work"), opts.keepWork = true;
     else if (a == "-o" || a == "--output")
       output = value("-o");
@@ -150,11 +146,9 @@ int main(int argc, char **argv) {
       std::fflush(stderr);
     };
   // Program bundles (whole programs, built and run) or kernel bundles.
-  Expected<std::vector<uint8_t>> manifest =
-      readWholeFile(bundleDir + "/manifest.txt");
+  Expected<std::vector<uint8_t>> manifest = readWholeFile(bundleDir + "/manifest.txt");
   bool programLevel =
-      manifest.ok() &&
-      isProgramManifest(std::string(manifest->begin(), manifest->end()));
+      manifest.ok() && isProgramManifest(std::string(manifest->begin(), manifest->end()));
   Expected<EvalResults> results = Status::error("not evaluated");
   if (programLevel) {
     Expected<ProgramBundle> pb = readProgramBundle(bundleDir);
@@ -176,8 +170,7 @@ int main(int argc, char **argv) {
   } else {
     Expected<Bundle> bundle = readBundle(bundleDir);
     if (!bundle.ok()) {
-      std::fprintf(stderr, "cudal1-eval: %s\n",
-                   bundle.error().message().c_str());
+      std::fprintf(stderr, "cudal1-eval: %s\n", bundle.error().message().c_str());
       return 1;
     }
     results = evaluateBundle(*bundle, opts);
@@ -185,8 +178,7 @@ int main(int argc, char **argv) {
   if (terminal)
     std::fprintf(stderr, "\r\033[K");
   if (!results.ok()) {
-    std::fprintf(stderr, "cudal1-eval: %s\n",
-                 results.error().message().c_str());
+    std::fprintf(stderr, "cudal1-eval: %s\n", results.error().message().c_str());
     return 2;
   }
   if (output.empty())
@@ -196,7 +188,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   std::fputs(formatSummary(*results).c_str(), stdout);
-  std::printf("results: %s (%.1f s on %s)\n", output.c_str(),
-              results->wallSeconds, results->gpu.c_str());
+  std::printf("results: %s (%.1f s on %s)\n", output.c_str(), results->wallSeconds,
+              results->gpu.c_str());
   return results->results.front().outcome == Outcome::Ok ? 0 : 2;
 }

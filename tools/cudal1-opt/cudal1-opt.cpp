@@ -10,18 +10,18 @@
 #include "cudal1/Rewrite/Reference.h"
 #include "cudal1/Support/AtomicFile.h"
 #include "cudal1/Support/CommandLine.h"
-#include "cudal1/TuneDB/TuneDB.h"
 #include "cudal1/Tune/Session.h"
+#include "cudal1/TuneDB/TuneDB.h"
 
 #include "clang/Tooling/CompilationDatabase.h"
 
-#include <optional>
-#include <unistd.h>
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/WithColor.h"
+#include <optional>
+#include <unistd.h>
 
 using namespace llvm;
 
@@ -43,16 +43,16 @@ cl::opt<std::string> listTransformsOpt(
 cl::opt<std::string> planText("plan", cl::desc("Apply a plan, e.g. '@k: unroll(loop=0, factor=4)'"),
                               cl::value_desc("plan"), cl::cat(category));
 cl::opt<bool> instrument("instrument",
-                          cl::desc("Wrap every launch in the capture runtime (for captures)"),
-                          cl::cat(category));
+                         cl::desc("Wrap every launch in the capture runtime (for captures)"),
+                         cl::cat(category));
 cl::opt<std::string> referenceKernel("reference",
                                      cl::desc("Write the double-precision reference of a kernel "
                                               "(docs/Reference.md)"),
                                      cl::value_desc("kernel"), cl::cat(category));
 cl::opt<bool> applyBest("apply",
-                         cl::desc("Apply the tuning database's best plans (what the plugin "
-                                  "compiles in apply mode)"),
-                         cl::cat(category));
+                        cl::desc("Apply the tuning database's best plans (what the plugin "
+                                 "compiles in apply mode)"),
+                        cl::cat(category));
 cl::opt<std::string> gpuArch("gpu-arch",
                              cl::desc("With --apply: the architecture tuned for (default: the "
                                       "one the database has)"),
@@ -85,10 +85,10 @@ cl::list<std::string> continueFrom(
              "same file (repeatable); the next round is proposed from its results, the "
              "import chooses across all"),
     cl::value_desc("dir"), cl::cat(category));
-cl::opt<unsigned> budget("budget", cl::desc("Variants to evaluate (default 32)"),
-                         cl::init(32), cl::cat(category));
-cl::opt<double> timeLimit("time-limit", cl::desc("Seconds for tuning (default: none)"),
-                          cl::init(0), cl::cat(category));
+cl::opt<unsigned> budget("budget", cl::desc("Variants to evaluate (default 32)"), cl::init(32),
+                         cl::cat(category));
+cl::opt<double> timeLimit("time-limit", cl::desc("Seconds for tuning (default: none)"), cl::init(0),
+                          cl::cat(category));
 cl::opt<unsigned> race("race",
                        cl::desc("--tune: per round, time only the N variants fastest in "
                                 "their verification runs (default 0: all)"),
@@ -99,7 +99,8 @@ cl::opt<unsigned> screen("screen",
                          cl::init(1), cl::cat(category));
 cl::opt<cudal1::JudgeMode> judgeMode(
     "judge", cl::desc("--tune: how plans are judged (docs/Tuning.md)"),
-    cl::values(clEnumValN(cudal1::JudgeMode::Auto, "auto", "kernel plans by replay when captured (default)"),
+    cl::values(clEnumValN(cudal1::JudgeMode::Auto, "auto",
+                          "kernel plans by replay when captured (default)"),
                clEnumValN(cudal1::JudgeMode::Replay, "replay", "the same"),
                clEnumValN(cudal1::JudgeMode::Program, "program", "every plan as a whole program")),
     cl::init(cudal1::JudgeMode::Auto), cl::cat(category));
@@ -121,9 +122,9 @@ cl::opt<std::string> timeRegex("time-regex",
 cl::opt<std::string> ignoreRegex("ignore-regex",
                                  cl::desc("Output lines not compared (timings, dates)"),
                                  cl::value_desc("regex"), cl::cat(category));
-cl::opt<double> relTol("rel-tol",
-                       cl::desc("Relative tolerance on the numbers a variant prints (default 1e-4)"),
-                       cl::init(1e-4), cl::cat(category));
+cl::opt<double>
+    relTol("rel-tol", cl::desc("Relative tolerance on the numbers a variant prints (default 1e-4)"),
+           cl::init(1e-4), cl::cat(category));
 cl::opt<std::string> reportFile("report",
                                 cl::desc("With --tune or --import-results: write an HTML "
                                          "report of the tuning (docs/Report.md)"),
@@ -205,9 +206,9 @@ int runPlanFile(const std::vector<std::string> &args) {
 /// --tune, --emit-bundle and --import-results: one tuning session.
 int runTuning(const cudal1::RewriteInput &in) {
   cudal1::SessionOptions so;
-  so.mode = tune ? cudal1::SessionOptions::Tune
-          : emitBundle.getNumOccurrences() ? cudal1::SessionOptions::EmitBundle
-                                           : cudal1::SessionOptions::ImportResults;
+  so.mode = tune                             ? cudal1::SessionOptions::Tune
+            : emitBundle.getNumOccurrences() ? cudal1::SessionOptions::EmitBundle
+                                             : cudal1::SessionOptions::ImportResults;
   so.bundleDir = emitBundle.getNumOccurrences() ? emitBundle : importResults;
   so.continueFrom.assign(continueFrom.begin(), continueFrom.end());
   so.budget = budget;
@@ -271,20 +272,21 @@ int main(int argc, char **argv) {
   cl::SetVersionPrinter([](raw_ostream &os) {
     os << "cudal1-opt " << cudal1::config::version << " (LLVM 19, CUDA 13)\n";
   });
-  if (!cl::ParseCommandLineOptions(split, argv,
-                                   "cudal1-opt: analyse and rewrite CUDA C++ kernels\n\n"
-                                   "  cudal1-opt FILE.cu --analyze[=text] [-o OUT] [-- CLANG-FLAGS]\n"
-                                   "  cudal1-opt FILE.cu --list-transforms[=json]\n"
-                                   "  cudal1-opt FILE.cu --plan 'PLAN' -o OUT.cu\n"
-                                   "  cudal1-opt FILE.cu --instrument -o OUT.cu\n"
-                                   "  cudal1-opt FILE.cu --reference KERNEL -o REF.cu\n"
-                                   "  cudal1-opt FILE.cu --tune [--budget N] [--strategy S] [--db PATH] -o OUT.cu\n"
-                                   "  cudal1-opt FILE.cu --emit-bundle DIR [--budget N]   (then cudal1-eval DIR)\n"
-                                   "  cudal1-opt FILE.cu --import-results DIR [--db PATH] -o OUT.cu\n"
-                                   "  cudal1-opt FILE.cu --apply [--db PATH] [--gpu-arch sm_NN] -o OUT.cu\n"
-                                   "  cudal1-opt FILE.cu --analyze -p BUILD-DIR\n"
-                                   "  cudal1-opt --db-stats [--db PATH]\n",
-                                   &errs()))
+  if (!cl::ParseCommandLineOptions(
+          split, argv,
+          "cudal1-opt: analyse and rewrite CUDA C++ kernels\n\n"
+          "  cudal1-opt FILE.cu --analyze[=text] [-o OUT] [-- CLANG-FLAGS]\n"
+          "  cudal1-opt FILE.cu --list-transforms[=json]\n"
+          "  cudal1-opt FILE.cu --plan 'PLAN' -o OUT.cu\n"
+          "  cudal1-opt FILE.cu --instrument -o OUT.cu\n"
+          "  cudal1-opt FILE.cu --reference KERNEL -o REF.cu\n"
+          "  cudal1-opt FILE.cu --tune [--budget N] [--strategy S] [--db PATH] -o OUT.cu\n"
+          "  cudal1-opt FILE.cu --emit-bundle DIR [--budget N]   (then cudal1-eval DIR)\n"
+          "  cudal1-opt FILE.cu --import-results DIR [--db PATH] -o OUT.cu\n"
+          "  cudal1-opt FILE.cu --apply [--db PATH] [--gpu-arch sm_NN] -o OUT.cu\n"
+          "  cudal1-opt FILE.cu --analyze -p BUILD-DIR\n"
+          "  cudal1-opt --db-stats [--db PATH]\n",
+          &errs()))
     return UsageError;
   if (dbStats) {
     if (!inputFile.empty() || analyze.getNumOccurrences() ||
@@ -479,16 +481,16 @@ int main(int argc, char **argv) {
         WithColor::note(errs(), "cudal1-opt") << "no tuned plan applies; the output is the input\n";
       out = std::move(r->source);
     } else {
-    Expected<std::string> result = plan         ? cudal1::applyPlan(in, *plan)
-                                   : instrument ? cudal1::instrumentSource(in)
-                                                : cudal1::listTransforms(in, format == "json");
-    if (!result) {
-      errs() << toString(result.takeError()) << "\n";
-      if (plan)
-        errs() << "  " << planText << "\n";
-      return plan ? PlanRefused : InputError;
-    }
-    out = std::move(*result);
+      Expected<std::string> result = plan         ? cudal1::applyPlan(in, *plan)
+                                     : instrument ? cudal1::instrumentSource(in)
+                                                  : cudal1::listTransforms(in, format == "json");
+      if (!result) {
+        errs() << toString(result.takeError()) << "\n";
+        if (plan)
+          errs() << "  " << planText << "\n";
+        return plan ? PlanRefused : InputError;
+      }
+      out = std::move(*result);
     }
   }
   if (Error e = cudal1::writeFileAtomically(outputFile, out)) {

@@ -70,8 +70,8 @@ bool isUnder(StringRef path, StringRef dir) {
   if (dir.empty())
     return false;
   dir = dir.rtrim('/');
-  return path == dir || (path.starts_with(dir) && path.size() > dir.size() &&
-                         path[dir.size()] == '/');
+  return path == dir ||
+         (path.starts_with(dir) && path.size() > dir.size() && path[dir.size()] == '/');
 }
 
 /// The user's flags that matter for parsing, recovered from the cc1 job:
@@ -182,8 +182,8 @@ class CudaL1Action : public PluginASTAction {
       return std::make_unique<ASTConsumer>(); // standard input: nothing to key on
     std::string file = entry->getName().str();
     uint64_t dbSize = 0;
-    if (opts.mode == Mode::Apply &&
-        (sys::fs::file_size(opts.db, dbSize) || (dbSize == 0 && sys::fs::is_regular_file(opts.db)))) {
+    if (opts.mode == Mode::Apply && (sys::fs::file_size(opts.db, dbSize) ||
+                                     (dbSize == 0 && sys::fs::is_regular_file(opts.db)))) {
       // Nothing tuned yet: the normal state before the first tuning run
       // (cudal1_enable creates the file empty, so that objects depend on it).
       if (opts.verbose && !ci.getLangOpts().CUDAIsDevice)
@@ -269,8 +269,8 @@ class CudaL1Action : public PluginASTAction {
     if (!lastResort.empty()) {
       inCudaL1 = false;
       if (speak)
-        warn(file, "internal error while rewriting (" + lastResort +
-                       "); compiling the original source");
+        warn(file,
+             "internal error while rewriting (" + lastResort + "); compiling the original source");
       return std::make_unique<ASTConsumer>();
     }
     if (!failure.empty()) {

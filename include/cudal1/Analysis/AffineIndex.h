@@ -34,8 +34,7 @@ public:
   /// parameter to the launch argument bound to it). Returns nullopt for text
   /// outside the grammar.
   std::optional<mlir::AffineExpr>
-  parse(llvm::StringRef text,
-        const std::function<std::string(llvm::StringRef)> &rename = nullptr);
+  parse(llvm::StringRef text, const std::function<std::string(llvm::StringRef)> &rename = nullptr);
 
   /// Human-readable C-like text with the original names.
   std::string print(mlir::AffineExpr e) const;

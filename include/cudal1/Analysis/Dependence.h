@@ -44,8 +44,7 @@ LaunchDependence analyzeLaunchPair(const ProgramModel &model, unsigned first, un
                                    mlir::MLIRContext &ctx);
 
 /// Each pair of consecutive launches of `fn`.
-std::vector<LaunchDependence> analyzeLaunchPairs(const ProgramModel &model,
-                                                 const HostFunction &fn,
+std::vector<LaunchDependence> analyzeLaunchPairs(const ProgramModel &model, const HostFunction &fn,
                                                  mlir::MLIRContext &ctx);
 
 /// The core test, exposed for unit tests: launches A and B of kernels with

@@ -22,11 +22,9 @@ extern "C" {
 /// arguments and every pointed-to allocation, and returns a handle for
 /// cudal1_capture_end, or -1 when this launch is not recorded (caps reached,
 /// capture disabled, or a refused argument: a message says which).
-int cudal1_capture_begin(const char *kernelKey, unsigned gridX, unsigned gridY,
-                         unsigned gridZ, unsigned blockX, unsigned blockY,
-                         unsigned blockZ, size_t sharedBytes, void **args,
-                         const size_t *argSizes, const int *argIsPointer,
-                         int numArgs);
+int cudal1_capture_begin(const char *kernelKey, unsigned gridX, unsigned gridY, unsigned gridZ,
+                         unsigned blockX, unsigned blockY, unsigned blockZ, size_t sharedBytes,
+                         void **args, const size_t *argSizes, const int *argIsPointer, int numArgs);
 
 /// Call right after the launch: synchronizes and records the allocations'
 /// contents after the launch. Ignores handle -1.
@@ -48,13 +46,11 @@ namespace cudal1 {
 /// launch inside the scope.
 class CaptureScope {
 public:
-  CaptureScope(const char *kernelKey, unsigned gridX, unsigned gridY,
-               unsigned gridZ, unsigned blockX, unsigned blockY,
-               unsigned blockZ, size_t sharedBytes, void **args,
+  CaptureScope(const char *kernelKey, unsigned gridX, unsigned gridY, unsigned gridZ,
+               unsigned blockX, unsigned blockY, unsigned blockZ, size_t sharedBytes, void **args,
                const size_t *argSizes, const int *argIsPointer, int numArgs)
-      : handle(cudal1_capture_begin(kernelKey, gridX, gridY, gridZ, blockX,
-                                    blockY, blockZ, sharedBytes, args,
-                                    argSizes, argIsPointer, numArgs)) {}
+      : handle(cudal1_capture_begin(kernelKey, gridX, gridY, gridZ, blockX, blockY, blockZ,
+                                    sharedBytes, args, argSizes, argIsPointer, numArgs)) {}
   ~CaptureScope() { cudal1_capture_end(handle); }
   CaptureScope(const CaptureScope &) = delete;
   CaptureScope &operator=(const CaptureScope &) = delete;

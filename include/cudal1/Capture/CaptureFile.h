@@ -50,8 +50,7 @@ uint64_t fnv1a64(const uint8_t *data, size_t size);
 
 std::vector<uint8_t> serializeCapture(const CaptureFile &file);
 /// Parses a whole file image; `name` appears in error messages.
-Expected<CaptureFile> parseCapture(const std::vector<uint8_t> &image,
-                                   const std::string &name);
+Expected<CaptureFile> parseCapture(const std::vector<uint8_t> &image, const std::string &name);
 
 Status writeCaptureFile(const std::string &path, const CaptureFile &file);
 Expected<CaptureFile> readCaptureFile(const std::string &path);
@@ -60,8 +59,7 @@ Expected<CaptureFile> readCaptureFile(const std::string &path);
 Expected<std::vector<uint8_t>> readWholeFile(const std::string &path);
 /// Writes to PATH.tmp.PID, flushes it to disk and renames it over PATH, so
 /// readers see the old file or the complete new one, never a torn one.
-Status writeFileAtomically(const std::string &path, const void *data,
-                           size_t size);
+Status writeFileAtomically(const std::string &path, const void *data, size_t size);
 
 } // namespace cudal1
 

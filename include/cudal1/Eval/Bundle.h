@@ -48,9 +48,7 @@ struct Bundle {
   VariantSpec reference; ///< the original promoted to double
   std::vector<VariantSpec> variants;
 
-  std::string path(const std::string &relative) const {
-    return dir + "/" + relative;
-  }
+  std::string path(const std::string &relative) const { return dir + "/" + relative; }
 };
 
 /// Parses manifest text; `dir` is recorded, `name` appears in messages.
@@ -65,9 +63,8 @@ Status writeManifest(const Bundle &bundle, const std::string &dir);
 /// Reads the "[ID] FILE" that starts a variant line at words[i] and moves i
 /// past it: ids are letters, digits, '_', '-' and '.' (they name files), the
 /// file a relative path that stays inside the bundle.
-Status parseVariantHead(const std::vector<std::string> &words, size_t &i,
-                        bool hasId, std::string &id, std::string &source,
-                        const std::string &where);
+Status parseVariantHead(const std::vector<std::string> &words, size_t &i, bool hasId,
+                        std::string &id, std::string &source, const std::string &where);
 /// A word for a manifest line, quoted when it holds blanks.
 std::string quoteIfNeeded(const std::string &word);
 /// Splits a line into words; "double quotes" group words.

@@ -12,9 +12,9 @@ namespace cudal1 {
 
 struct CompileJob {
   std::string id;
-  std::string source;   ///< path of the .cu file
-  std::string output;   ///< path of the cubin to write
-  std::string compiler; ///< auto, nvrtc or nvcc
+  std::string source;             ///< path of the .cu file
+  std::string output;             ///< path of the cubin to write
+  std::string compiler;           ///< auto, nvrtc or nvcc
   std::vector<std::string> flags; ///< the user's flags, then the variant's
   std::string arch = "sm_90";
 };
@@ -29,27 +29,23 @@ struct CompileResult {
 
 /// "auto" picks nvcc when the flags ask for relocatable device code or the
 /// source includes a header NVRTC does not provide, NVRTC otherwise.
-std::string chooseCompiler(const std::string &requested,
-                           const std::string &source,
+std::string chooseCompiler(const std::string &requested, const std::string &source,
                            const std::vector<std::string> &flags);
 
 /// Translates nvcc flags into NVRTC options; flags NVRTC rejects (-O3,
 /// -Xcompiler, -ccbin, ...) are left out and listed in `dropped`.
 std::vector<std::string> nvrtcOptions(const std::vector<std::string> &flags,
-                                      const std::string &arch,
-                                      std::vector<std::string> &dropped);
+                                      const std::string &arch, std::vector<std::string> &dropped);
 
 /// The nvcc command for a cubin (architecture flags of the user replaced by
 /// ours: we compile for the GPU at hand).
-std::vector<std::string> nvccCommand(const std::string &nvcc,
-                                     const CompileJob &job, bool relocatable,
-                                     const std::string &output);
+std::vector<std::string> nvccCommand(const std::string &nvcc, const CompileJob &job,
+                                     bool relocatable, const std::string &output);
 
 /// Whether a cubin (ELF) image has a code section for kernel `entry`
 /// (".text.ENTRY"): a cheap check, without a GPU, that a module will have
 /// the entry point the workers ask for.
-bool cubinDefinesKernel(const std::vector<uint8_t> &image,
-                        const std::string &entry);
+bool cubinDefinesKernel(const std::vector<uint8_t> &image, const std::string &entry);
 /// Whether it has any code section at all.
 bool cubinDefinesAnyKernel(const std::vector<uint8_t> &image);
 

@@ -17,15 +17,15 @@ Expected<std::string> deviceName(int ordinal);
 
 /// Compiles one self-contained CUDA source with NVRTC into a cubin.
 /// `log` receives NVRTC's log either way.
-Expected<std::vector<uint8_t>>
-compileWithNvrtc(const std::string &source, const std::string &name,
-                 const std::vector<std::string> &options, std::string &log);
+Expected<std::vector<uint8_t>> compileWithNvrtc(const std::string &source, const std::string &name,
+                                                const std::vector<std::string> &options,
+                                                std::string &log);
 
 /// What a worker process is asked to do (cudal1-eval --worker ...).
 struct WorkerArgs {
-  std::string mode;       ///< "verify" or "time"
+  std::string mode; ///< "verify" or "time"
   std::string bundleDir;
-  std::string workDir;    ///< holds ID.cubin; the worker writes its report here
+  std::string workDir;          ///< holds ID.cubin; the worker writes its report here
   std::vector<std::string> ids; ///< verify: one id; time: original first
   int gpu = 0;
   double windowSeconds = 2;

@@ -25,7 +25,7 @@ struct EvalOptions {
   /// failures first blamed on concurrency came from a driver-ABI bug, since
   /// fixed in lib/Eval/Cuda/Driver.h).
   int verifyParallel = 1;
-  std::string workDir;       ///< empty: a fresh directory under $TMPDIR
+  std::string workDir; ///< empty: a fresh directory under $TMPDIR
   bool keepWork = false;
   uint64_t seed = 1;
   /// The cudal1-eval executable that runs workers (--worker ...). Empty:
@@ -38,16 +38,13 @@ struct EvalOptions {
 /// Evaluates a bundle. An error means the evaluation itself could not run
 /// (bad bundle or capture, no GPU, the original does not compile); faults of
 /// candidates are results, not errors.
-Expected<EvalResults> evaluateBundle(const Bundle &bundle,
-                                     const EvalOptions &options);
+Expected<EvalResults> evaluateBundle(const Bundle &bundle, const EvalOptions &options);
 
 /// Computes speedups from per-round samples (exposed for tests): fills
 /// time, speedup, interval, faster, suspicious and side-work of `v`
 /// relative to the original's samples.
-void summarizeTiming(const std::vector<double> &originalT,
-                     const std::vector<double> &originalAll,
-                     const std::vector<double> &t,
-                     const std::vector<double> &all, uint64_t seed,
+void summarizeTiming(const std::vector<double> &originalT, const std::vector<double> &originalAll,
+                     const std::vector<double> &t, const std::vector<double> &all, uint64_t seed,
                      VariantResult &v);
 
 /// A fixed-width table of the results for people.

@@ -13,8 +13,7 @@ namespace cudal1 {
 
 /// A decimal integer in [lo, hi] spelling the whole of `s` (no sign for
 /// unsigned types, no spaces, no "0x"); false otherwise, `out` untouched.
-template <typename T>
-bool parseInteger(const std::string &s, T lo, T hi, T &out) {
+template <typename T> bool parseInteger(const std::string &s, T lo, T hi, T &out) {
   T v{};
   const char *end = s.data() + s.size();
   auto [p, ec] = std::from_chars(s.data(), end, v, 10);
@@ -30,8 +29,7 @@ inline bool parseFinite(const std::string &s, double lo, double hi, double &out)
   double v = 0;
   const char *end = s.data() + s.size();
   auto [p, ec] = std::from_chars(s.data(), end, v, std::chars_format::general);
-  if (s.empty() || ec != std::errc() || p != end || !std::isfinite(v) || v < lo ||
-      v > hi)
+  if (s.empty() || ec != std::errc() || p != end || !std::isfinite(v) || v < lo || v > hi)
     return false;
   out = v;
   return true;

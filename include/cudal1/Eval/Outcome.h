@@ -10,7 +10,7 @@
 namespace cudal1 {
 
 enum class Outcome {
-  Ok,               ///< compiled, verified, timed, re-validated
+  Ok, ///< compiled, verified, timed, re-validated
   CompileError,
   LoadError,        ///< module or entry point could not be loaded
   Crash,            ///< CUDA error (illegal address, trap) or a signal

@@ -12,21 +12,20 @@ namespace cudal1 {
 
 struct ProcessResult {
   bool started = false;
-  bool exited = false;  ///< normal exit; see exitCode
+  bool exited = false; ///< normal exit; see exitCode
   int exitCode = -1;
   bool signaled = false; ///< killed by a signal; see signal
   int signal = 0;
   bool timedOut = false; ///< killed by us after the time limit
   double seconds = 0;
-  std::string output;    ///< stdout and stderr together (the last 64 KiB)
+  std::string output;           ///< stdout and stderr together (the last 64 KiB)
   std::string describe() const; ///< "exit 3", "signal 11 (SIGSEGV)", ...
 };
 
 /// Runs argv[0] (an absolute path or a name looked up in PATH) in its own
 /// process group with extra "NAME=value" environment entries; kills the
 /// group with SIGKILL after timeoutSeconds (<= 0: no limit).
-ProcessResult runProcess(const std::vector<std::string> &argv,
-                         double timeoutSeconds,
+ProcessResult runProcess(const std::vector<std::string> &argv, double timeoutSeconds,
                          const std::vector<std::string> &extraEnv = {});
 
 /// A fresh directory $TMPDIR/NAME.XXXXXX (/tmp without TMPDIR).

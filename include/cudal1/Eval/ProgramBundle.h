@@ -47,9 +47,7 @@ struct ProgramBundle {
   double fastMathScale = 100; ///< rel and abs times this for fast-math plans
   ProgramVariant original;
   std::vector<ProgramVariant> variants;
-  std::string path(const std::string &relative) const {
-    return dir + "/" + relative;
-  }
+  std::string path(const std::string &relative) const { return dir + "/" + relative; }
 };
 
 /// What binds a result to what it measured: 32 lowercase hex digits, the
@@ -76,8 +74,7 @@ Status checkProgramRegex(const std::string &re, const std::string &where);
 
 /// True when manifest text starts with the program-bundle header.
 bool isProgramManifest(const std::string &text);
-Expected<ProgramBundle> parseProgramManifest(const std::string &text,
-                                             const std::string &dir,
+Expected<ProgramBundle> parseProgramManifest(const std::string &text, const std::string &dir,
                                              const std::string &name);
 /// Reads DIR/manifest.txt and checks that the sources it names exist.
 Expected<ProgramBundle> readProgramBundle(const std::string &dir);

@@ -17,9 +17,9 @@
 namespace cudal1 {
 
 struct ProgramEvalOptions {
-  int jobs = 0;              ///< parallel builds; 0: all cores
-  double timeBudget = 0;     ///< seconds for the timing rounds; 0: none
-  int maxRounds = 15;        ///< timing rounds; a time budget may end them sooner
+  int jobs = 0;          ///< parallel builds; 0: all cores
+  double timeBudget = 0; ///< seconds for the timing rounds; 0: none
+  int maxRounds = 15;    ///< timing rounds; a time budget may end them sooner
   /// Racing: when more variants verify, only the `raceKeep` fastest by
   /// their verification run (one serial run each, timed like every run)
   /// enter the timing rounds; 0 times them all. The others stay verified
@@ -29,8 +29,8 @@ struct ProgramEvalOptions {
   /// verification run and screenRuns - 1 more, interleaved); 1: the
   /// verification run alone.
   int screenRuns = 1;
-  double runTimeout = 60;    ///< per run of a program (a hang is killed)
-  std::string workDir;       ///< empty: a fresh directory under $TMPDIR
+  double runTimeout = 60; ///< per run of a program (a hang is killed)
+  std::string workDir;    ///< empty: a fresh directory under $TMPDIR
   bool keepWork = false;
   uint64_t seed = 1;
   std::function<void(const std::string &)> progress;
@@ -44,8 +44,7 @@ struct ProgramOutput {
 };
 
 /// Splits stdout into compared lines and the reported time.
-ProgramOutput splitProgramOutput(const std::string &stdoutText,
-                                 const ProgramBundle &bundle);
+ProgramOutput splitProgramOutput(const std::string &stdoutText, const ProgramBundle &bundle);
 
 /// Compares a variant's output with the original's. Numbers compare within
 /// rel/abs (integers exactly), widened to four times the most any of the
@@ -54,24 +53,19 @@ ProgramOutput splitProgramOutput(const std::string &stdoutText,
 /// everything matches.
 bool compareWithOriginalRuns(const std::vector<std::string> &first,
                              const std::vector<std::vector<std::string>> &others,
-                             const std::vector<std::string> &variant,
-                             double rel, double abs,
-                             std::vector<std::string> &mismatches,
-                             size_t maxMismatches = 8);
+                             const std::vector<std::string> &variant, double rel, double abs,
+                             std::vector<std::string> &mismatches, size_t maxMismatches = 8);
 /// The same with two runs of the original.
 bool compareProgramOutputs(const std::vector<std::string> &first,
                            const std::vector<std::string> &second,
-                           const std::vector<std::string> &variant,
-                           double rel, double abs,
-                           std::vector<std::string> &mismatches,
-                           size_t maxMismatches = 8);
+                           const std::vector<std::string> &variant, double rel, double abs,
+                           std::vector<std::string> &mismatches, size_t maxMismatches = 8);
 
 /// Finds the first `floor: bytes=B flops=F [dtype=D]` line (the roofline
 /// floor a program prints, bench/corpus/common.h `printFloor`); dtype
 /// defaults to f32 as in bench/run. False when there is none or it is
 /// malformed.
-bool parseFloorLine(const std::string &text, double &bytes, double &flops,
-                    std::string &dtype);
+bool parseFloorLine(const std::string &text, double &bytes, double &flops, std::string &dtype);
 
 /// The name of GPU 0 as nvidia-smi reports it; "" when there is none.
 std::string queryGpuName();

@@ -20,15 +20,15 @@ struct VariantResult {
   /// source built (program bundles, variantHash in ProgramBundle.h); empty
   /// in results written before issue 19 or for bundles without hashes.
   std::string hash;
-  std::string compiler;      ///< nvrtc or nvcc
+  std::string compiler; ///< nvrtc or nvcc
   double compileSeconds = 0;
-  std::string verifyMode;    ///< double-reference or fallback (...)
-  double timeMs = 0;         ///< median of bucket averages, per workload
+  std::string verifyMode; ///< double-reference or fallback (...)
+  double timeMs = 0;      ///< median of bucket averages, per workload
   double speedup = 0, lo = 0, hi = 0;
   bool timed = false;
-  bool faster = false;       ///< interval above 1.0
-  bool suspicious = false;   ///< speedup above 10x: look again
-  bool sideWork = false;     ///< work ran past the stop event
+  bool faster = false;     ///< interval above 1.0
+  bool suspicious = false; ///< speedup above 10x: look again
+  bool sideWork = false;   ///< work ran past the stop event
   int rounds = 0;
   /// The times (ms) that entered the statistics, in round order; empty in
   /// results written before they were recorded (docs/formats/bundle.md).
@@ -52,8 +52,7 @@ struct EvalResults {
 };
 
 std::string formatResults(const EvalResults &r);
-Expected<EvalResults> parseResults(const std::string &text,
-                                   const std::string &name);
+Expected<EvalResults> parseResults(const std::string &text, const std::string &name);
 Status writeResults(const std::string &path, const EvalResults &r);
 Expected<EvalResults> readResults(const std::string &path);
 

@@ -15,14 +15,12 @@ double median(std::vector<double> values);
 /// Splits the samples, in order, into numBuckets contiguous buckets of
 /// (almost) equal size and returns each bucket's mean. Fewer buckets when
 /// there are fewer samples than buckets.
-std::vector<double> bucketAverages(const std::vector<double> &samples,
-                                   int numBuckets);
+std::vector<double> bucketAverages(const std::vector<double> &samples, int numBuckets);
 
 /// The time estimate of one variant: median of its bucket averages. Slow
 /// drifts (clocks, temperature) move whole buckets; a rare outlier moves one
 /// bucket's mean and the median ignores it.
-double medianOfBucketAverages(const std::vector<double> &samples,
-                              int numBuckets);
+double medianOfBucketAverages(const std::vector<double> &samples, int numBuckets);
 
 struct SpeedupEstimate {
   double speedup = 0; ///< baseline time / candidate time
@@ -37,9 +35,8 @@ struct SpeedupEstimate {
 /// keeps both timings of a drawn round together, and recomputes the ratio of
 /// medians of bucket averages. Deterministic for a given seed.
 SpeedupEstimate bootstrapSpeedup(const std::vector<double> &baseline,
-                                 const std::vector<double> &candidate,
-                                 int numBuckets = 10, int resamples = 2000,
-                                 uint64_t seed = 1, double confidence = 0.95);
+                                 const std::vector<double> &candidate, int numBuckets = 10,
+                                 int resamples = 2000, uint64_t seed = 1, double confidence = 0.95);
 
 /// Smallest speedup that counts. The interval alone is not enough: with a few
 /// hundred rounds it gets so narrow that the original against a copy of

@@ -63,17 +63,17 @@ struct VerifyResult {
 struct CompareInput {
   std::string buffer;
   ElemType elem = ElemType::Bytes;
-  const void *variant = nullptr;   ///< the variant's output
-  const void *original = nullptr;  ///< the original's recorded output
+  const void *variant = nullptr;     ///< the variant's output
+  const void *original = nullptr;    ///< the original's recorded output
   const double *reference = nullptr; ///< promoted run, float buffers only
-  size_t count = 0;                ///< elements
+  size_t count = 0;                  ///< elements
   bool fastMath = false;
 };
 
 /// Compares one buffer and accumulates into `result` (keeps at most
 /// maxMismatches entries but counts all bad elements).
-void compareBuffer(const CompareInput &in, const Tolerance &tol,
-                   VerifyResult &result, size_t maxMismatches = 8);
+void compareBuffer(const CompareInput &in, const Tolerance &tol, VerifyResult &result,
+                   size_t maxMismatches = 8);
 
 std::string formatDouble(double v);
 

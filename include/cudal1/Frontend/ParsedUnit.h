@@ -63,8 +63,12 @@ public:
   const clang::Stmt *hostLoopStmt(unsigned loop) const { return hostLoops[loop]; }
   const clang::CallExpr *syncCall(unsigned sync) const { return syncs[sync]; }
   /// The host function (definition) that encloses a launch site.
-  const clang::FunctionDecl *launchFunction(unsigned launch) const { return launchFunctions[launch]; }
-  const clang::FunctionDecl *hostLoopFunction(unsigned loop) const { return hostLoopFunctions[loop]; }
+  const clang::FunctionDecl *launchFunction(unsigned launch) const {
+    return launchFunctions[launch];
+  }
+  const clang::FunctionDecl *hostLoopFunction(unsigned loop) const {
+    return hostLoopFunctions[loop];
+  }
   const clang::FunctionDecl *syncFunction(unsigned sync) const { return syncFunctions[sync]; }
 
 private:

@@ -46,12 +46,12 @@ enum class AccessKind { Read, Write };
 
 /// One access to global memory through a pointer parameter.
 struct MemAccess {
-  std::string param;  ///< the kernel parameter the pointer derives from
+  std::string param; ///< the kernel parameter the pointer derives from
   int paramIndex = -1;
   AccessKind kind = AccessKind::Read;
   bool atomic = false;
-  std::string index;       ///< the index as written in the source
-  std::string normalized;  ///< the index over builtins, parameters and loop counters
+  std::string index;           ///< the index as written in the source
+  std::string normalized;      ///< the index over builtins, parameters and loop counters
   std::vector<unsigned> loops; ///< enclosing loops, outermost first
   /// Conditions that dominate the access and bound a thread-dependent value
   /// (if-conditions, early returns, loop conditions), normalized.
@@ -91,14 +91,14 @@ struct Kernel {
 
 struct LaunchSite {
   unsigned id = 0;
-  std::string kernel; ///< kernel name
+  std::string kernel;   ///< kernel name
   int kernelIndex = -1; ///< into ProgramModel::kernels
   SourcePos pos;
   std::string grid, block, sharedMem, stream; ///< "" when defaulted
-  unsigned gridDims = 0, blockDims = 0; ///< 1..3, 0 when unknown
-  std::vector<std::string> args;    ///< argument expressions as written
-  std::vector<std::string> argBuffers; ///< base variable of a pointer argument, else ""
-  std::string function; ///< enclosing host function
+  unsigned gridDims = 0, blockDims = 0;       ///< 1..3, 0 when unknown
+  std::vector<std::string> args;              ///< argument expressions as written
+  std::vector<std::string> argBuffers;        ///< base variable of a pointer argument, else ""
+  std::string function;                       ///< enclosing host function
   bool inLoop = false;
   SourcePos loopPos; ///< the outermost enclosing host loop
   int loop = -1;     ///< the innermost enclosing host loop (into ProgramModel::hostLoops)
@@ -109,8 +109,8 @@ enum class HostEventKind { Launch, Sync, Memcpy, Memset, Alloc, Free, Other };
 /// One step of a host function, in source order.
 struct HostEvent {
   HostEventKind kind = HostEventKind::Other;
-  int launch = -1; ///< into ProgramModel::launches for Launch
-  std::string call; ///< e.g. cudaMemcpy
+  int launch = -1;                        ///< into ProgramModel::launches for Launch
+  std::string call;                       ///< e.g. cudaMemcpy
   std::vector<std::string> reads, writes; ///< buffers (variables)
   bool inLoop = false;
   int loop = -1; ///< innermost enclosing host loop
@@ -123,8 +123,8 @@ struct HostEvent {
 /// unit: the targets of loop-level transforms (`@loop#N`).
 struct HostLoop {
   unsigned id = 0;
-  int parent = -1;          ///< enclosing host loop
-  std::string function;     ///< enclosing host function
+  int parent = -1;                ///< enclosing host loop
+  std::string function;           ///< enclosing host function
   std::vector<unsigned> launches; ///< launch ids inside it, nested loops included
   SourcePos pos;
 };

@@ -69,8 +69,7 @@ struct RooflineFloor {
 
 /// floor_ms = max(bytes / bandwidth, flops / rate of the dtype), the rule of
 /// bench/run; i32 and other integer types have no arithmetic ceiling.
-RooflineFloor computeRooflineFloor(const ProgramFloor &floor,
-                                   const RooflineCeilings &ceilings);
+RooflineFloor computeRooflineFloor(const ProgramFloor &floor, const RooflineCeilings &ceilings);
 
 /// Datasheet figures for the GPUs we know by their nvidia-smi name (H200,
 /// H100 SXM and PCIe); std::nullopt for any other.
@@ -78,12 +77,11 @@ std::optional<RooflineCeilings> nominalCeilings(llvm::StringRef gpuName);
 
 /// Reads the `bw_gbs=X sgemm_gflops=Y dgemm_gflops=Z` line that
 /// bench/roofline/ceilings prints (measured ceilings).
-llvm::Expected<RooflineCeilings> parseCeilings(llvm::StringRef text,
-                                               llvm::StringRef name);
+llvm::Expected<RooflineCeilings> parseCeilings(llvm::StringRef text, llvm::StringRef name);
 
 struct ReportData {
   std::string sourceFile, outputFile;
-  std::string mode;       ///< "--tune" or "--import-results DIR"
+  std::string mode; ///< "--tune" or "--import-results DIR"
   std::string gpu, date;
   std::string timeSource; ///< how the times were taken, in words
   /// True when times are the program's own report of its GPU region (a
@@ -92,7 +90,7 @@ struct ReportData {
   std::vector<ReportBaseline> baselines;
   std::vector<ReportKernel> kernels;
   std::optional<ReportVariant> combination; ///< the bests applied together
-  std::string finalPlan; ///< empty: the output is the original
+  std::string finalPlan;                    ///< empty: the output is the original
   double finalSpeedup = 1, finalLo = 1, finalHi = 1;
   double finalMs = 0; ///< the chosen variant's time; 0 when unknown
   std::string originalSource, tunedSource;
@@ -106,9 +104,8 @@ std::string htmlEscape(llvm::StringRef text);
 
 /// A unified diff (`---`/`+++` headers, `@@` hunks with `context` lines
 /// around each change); empty when the texts are equal.
-std::string unifiedDiff(llvm::StringRef before, llvm::StringRef after,
-                        llvm::StringRef beforeName, llvm::StringRef afterName,
-                        unsigned context = 3);
+std::string unifiedDiff(llvm::StringRef before, llvm::StringRef after, llvm::StringRef beforeName,
+                        llvm::StringRef afterName, unsigned context = 3);
 
 /// One row of a timing plot: a label and its samples.
 struct PlotRow {
@@ -122,8 +119,7 @@ struct PlotRow {
 /// A strip plot with a box (quartiles, median) per row on a shared time
 /// axis, as an inline `<svg class="cudal1-plot">`. Every sample is one
 /// `<circle class="sample">`.
-std::string renderTimingPlot(const std::vector<PlotRow> &rows,
-                             llvm::StringRef title);
+std::string renderTimingPlot(const std::vector<PlotRow> &rows, llvm::StringRef title);
 
 /// The whole page.
 std::string renderReport(const ReportData &data);

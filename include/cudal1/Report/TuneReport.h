@@ -11,8 +11,7 @@ namespace cudal1 {
 /// Fills the GPU, the kernels with every variant (samples included), the
 /// original's timings per evaluation, the combination and the final plan;
 /// the caller sets the files, sources, mode, time source and roofline.
-void addTuneResult(ReportData &data, const TuneSpace &space,
-                   const TuneResult &result);
+void addTuneResult(ReportData &data, const TuneSpace &space, const TuneResult &result);
 
 } // namespace cudal1
 

@@ -99,15 +99,13 @@ std::string launchConflict(TransformContext &ctx, unsigned a, unsigned b, const 
 /// them are skipped; the first other statement, or the first launch that
 /// `refuse` gives a reason for (or whose kernel is not known), ends the run.
 struct FollowingLaunches {
-  std::vector<unsigned> launches; ///< in order
+  std::vector<unsigned> launches;    ///< in order
   const clang::Stmt *stop = nullptr; ///< the statement that ended it; null: the block's end
-  std::string firstWhy; ///< "launch #N: why" for a refused launch, else ""
+  std::string firstWhy;              ///< "launch #N: why" for a refused launch, else ""
 };
-FollowingLaunches
-followingLaunches(TransformContext &ctx, const clang::CompoundStmt *block,
-                  const clang::Stmt *from,
-                  llvm::function_ref<std::string(unsigned id, const clang::CUDAKernelCallExpr *)>
-                      refuse);
+FollowingLaunches followingLaunches(
+    TransformContext &ctx, const clang::CompoundStmt *block, const clang::Stmt *from,
+    llvm::function_ref<std::string(unsigned id, const clang::CUDAKernelCallExpr *)> refuse);
 
 } // namespace cudal1
 

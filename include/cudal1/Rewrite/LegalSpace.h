@@ -31,12 +31,12 @@ struct LegalTransform {
 /// A place where transforms apply. `scope` is how a plan names it.
 struct LegalSite {
   Transform::Level level = Transform::Level::Kernel;
-  PlanScope scope;              ///< @name, @#launch, @loop#N, @sync#N, @copy#N
-  int kernel = -1;              ///< into ProgramModel::kernels (kernel, launch)
+  PlanScope scope; ///< @name, @#launch, @loop#N, @sync#N, @copy#N
+  int kernel = -1; ///< into ProgramModel::kernels (kernel, launch)
   std::string kernelName, kernelKey;
-  std::string location;         ///< file:line:col
-  std::string function;         ///< host loops and syncs: the enclosing function
-  std::string call;             ///< syncs and copies: the called function
+  std::string location;           ///< file:line:col
+  std::string function;           ///< host loops and syncs: the enclosing function
+  std::string call;               ///< syncs and copies: the called function
   std::vector<unsigned> launches; ///< host loops: the launch ids inside
   /// Why nothing here can be rewritten (a header); transforms are empty then.
   std::string notRewritable;

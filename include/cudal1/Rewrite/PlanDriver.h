@@ -32,8 +32,7 @@ llvm::Expected<std::string> applyPlan(const RewriteInput &in, const Plan &plan,
                                       ParsedUnit *parsedInput = nullptr);
 
 /// The variant source of a plan given as text (parsePlan, then applyPlan).
-llvm::Expected<std::string> derivePlan(const RewriteInput &input,
-                                       const std::string &planText);
+llvm::Expected<std::string> derivePlan(const RewriteInput &input, const std::string &planText);
 
 /// Plans of several kernels that apply together.
 struct PlanCombination {

@@ -53,7 +53,7 @@ struct ReductionFactor {
   /// share and the shares meet in a tree or an atomic. Constant: none.
   Kind per = Constant;
   int64_t divisor = 1; ///< e.g. 32: one atomic per warp
-  std::string text; ///< e.g. `cols`, `blockDim.x`, `k < n / 2`
+  std::string text;    ///< e.g. `cols`, `blockDim.x`, `k < n / 2`
 };
 
 /// An accumulation the reference's tolerance must cover: `acc += ...`,
@@ -75,9 +75,9 @@ struct LaunchShape {
 };
 
 struct ReferenceKernel {
-  std::string kernel;  ///< the kernel's name as the model spells it (`k<float>`)
-  std::string key;     ///< its kernel key (ProgramModel)
-  std::string entry;   ///< the reference's entry point: extern "C", `<kernel>_ref`
+  std::string kernel; ///< the kernel's name as the model spells it (`k<float>`)
+  std::string key;    ///< its kernel key (ProgramModel)
+  std::string entry;  ///< the reference's entry point: extern "C", `<kernel>_ref`
   /// The input with the promoted copies appended (line numbers of the
   /// original part unchanged, the first line starts with a comment naming
   /// the entry): compile it as its own unit and load `entry`.

@@ -23,8 +23,7 @@ std::string spelled(clang::ASTContext &ctx, const clang::Stmt *s);
 
 /// Calls fn on s and every statement below it, preorder; also looks through
 /// OpaqueValueExprs, behind which the builtins (threadIdx.x) hide their base.
-void forEachStmt(const clang::Stmt *s,
-                 const std::function<void(const clang::Stmt *)> &fn);
+void forEachStmt(const clang::Stmt *s, const std::function<void(const clang::Stmt *)> &fn);
 
 /// The spelled-in-source grid (0) or block (1) argument of a launch.
 const clang::Expr *launchConfigArg(TransformContext &ctx, unsigned launch, unsigned which);

@@ -3,8 +3,8 @@
 #ifndef CUDAL1_SUPPORT_ATOMICFILE_H
 #define CUDAL1_SUPPORT_ATOMICFILE_H
 
-#include "llvm/Support/Error.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 namespace cudal1 {
 

@@ -16,10 +16,9 @@ namespace cudal1 {
 struct ProgramSetup {
   std::string originalFile; ///< the user's source (its directory's headers are copied)
   /// {src} {exe} {bundle} are replaced (ProgramBundle::build / run).
-  std::vector<std::string> build = {"nvcc", "-O3", "-arch=sm_90", "{src}",
-                                    "-o", "{exe}"};
+  std::vector<std::string> build = {"nvcc", "-O3", "-arch=sm_90", "{src}", "-o", "{exe}"};
   std::vector<std::string> run = {"{exe}"};
-  std::string timeRegex;   ///< empty: whole-process wall time
+  std::string timeRegex; ///< empty: whole-process wall time
   std::string ignoreRegex;
   double rel = 1e-4; ///< relative tolerance on printed numbers
 };
@@ -52,14 +51,12 @@ Status checkResultsMatch(const std::string &dir, const std::vector<BundlePlan> &
                          const EvalResults &results);
 
 /// Maps the evaluator's per-variant results onto candidates.
-CandidateResult toCandidateResult(const VariantResult &v,
-                                  const VariantResult &original);
+CandidateResult toCandidateResult(const VariantResult &v, const VariantResult &original);
 
 class ProgramEvaluator : public VariantEvaluator {
 public:
   ProgramEvaluator(ProgramSetup setup, ProgramEvalOptions options,
-                   std::vector<std::string> kernelKeys,
-                   std::vector<std::string> kernelNames);
+                   std::vector<std::string> kernelKeys, std::vector<std::string> kernelNames);
   llvm::Expected<std::vector<CandidateResult>>
   evaluate(const std::vector<Candidate> &candidates) override;
   /// The GPU the last evaluation ran on.

@@ -71,8 +71,7 @@ struct ReplayOptions {
 
 class ReplayEvaluator : public VariantEvaluator {
 public:
-  ReplayEvaluator(RewriteInput input, TuneSpace space, ProgramSetup setup,
-                  ReplayOptions options);
+  ReplayEvaluator(RewriteInput input, TuneSpace space, ProgramSetup setup, ReplayOptions options);
   ~ReplayEvaluator() override;
   /// "" when this candidate is judged by replay; else why not. The first
   /// call captures (build and run the instrumented program once).
@@ -113,8 +112,7 @@ class JudgingEvaluator : public VariantEvaluator {
 public:
   JudgingEvaluator(VariantEvaluator &replay,
                    std::function<std::string(const Candidate &)> replayable,
-                   VariantEvaluator &program,
-                   std::function<void(const std::string &)> note = {});
+                   VariantEvaluator &program, std::function<void(const std::string &)> note = {});
   llvm::Expected<std::vector<CandidateResult>>
   evaluate(const std::vector<Candidate> &candidates) override;
   std::string gpuName() const override;

@@ -39,8 +39,8 @@ struct Candidate {
   std::string id;    ///< "v003"; "combined" for the combination
   size_t kernel = 0; ///< into TuneSpace::kernels, or kCombination
   Variant variant;
-  std::string strategy;    ///< which strategy proposed it ("" when imported)
-  double probability = 1;  ///< with which probability it was proposed
+  std::string strategy;   ///< which strategy proposed it ("" when imported)
+  double probability = 1; ///< with which probability it was proposed
   std::string planText() const { return printPlan(variant.plan); }
 };
 
@@ -71,15 +71,15 @@ public:
 };
 
 struct TuneOptions {
-  unsigned budget = 32;      ///< variants evaluated in all (not counting refused plans)
-  unsigned perRound = 8;     ///< variants per evaluation round
-  double timeLimit = 0;      ///< seconds; 0: none
-  bool combine = true;       ///< try the per-kernel bests together at the end
+  unsigned budget = 32;  ///< variants evaluated in all (not counting refused plans)
+  unsigned perRound = 8; ///< variants per evaluation round
+  double timeLimit = 0;  ///< seconds; 0: none
+  bool combine = true;   ///< try the per-kernel bests together at the end
   std::function<void(const std::string &)> progress;
 };
 
 struct TuneRecord {
-  Candidate candidate;      ///< source cleared after evaluation
+  Candidate candidate; ///< source cleared after evaluation
   CandidateResult result;
   unsigned round = 0;
 };
@@ -98,8 +98,8 @@ struct KernelBest {
 /// The final plan measured once more on its own (checkReproducible).
 struct ReproCheck {
   Outcome outcome = Outcome::NotRun;
-  double speedup = 0, lo = 0, hi = 0; ///< as measured
-  double drift = 0;                   ///< the original's, in the same measurement
+  double speedup = 0, lo = 0, hi = 0;  ///< as measured
+  double drift = 0;                    ///< the original's, in the same measurement
   double checkedLo = 0, checkedHi = 0; ///< the interval widened by the drift
   bool passed = false;
   std::string detail;
@@ -124,8 +124,7 @@ struct TuneResult {
 
 class Tuner {
 public:
-  Tuner(RewriteInput input, TuneSpace space, SearchStrategy &strategy,
-        TuneOptions options);
+  Tuner(RewriteInput input, TuneSpace space, SearchStrategy &strategy, TuneOptions options);
 
   /// Runs rounds until the budget, the time limit or the strategy is spent.
   llvm::Expected<TuneResult> run(VariantEvaluator &evaluator);

@@ -178,8 +178,7 @@ public:
   /// Every earlier measurement of a kernel on a GPU model (any model of the
   /// architecture when gpu.name is empty), in recording order: the
   /// exemplars a strategy sees.
-  llvm::Expected<std::vector<Measurement>> exemplars(llvm::StringRef kernelKey,
-                                                     const GpuKey &gpu);
+  llvm::Expected<std::vector<Measurement>> exemplars(llvm::StringRef kernelKey, const GpuKey &gpu);
   /// Stores (or replaces) the features of a kernel at their version.
   llvm::Error recordFeatures(const KernelFeatures &features);
   /// The features of a kernel at a version; none when never recorded.

@@ -18,25 +18,23 @@ void load() {
     gStatus = makeError("no CUDA driver (libcuda.so.1: ", why ? why : "?", ")");
     return;
   }
-  using GetProc = CUresult (*)(const char *, void **, int, cuuint64_t,
-                               CUdriverProcAddressQueryResult *);
+  using GetProc =
+      CUresult (*)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
   auto getProc = reinterpret_cast<GetProc>(::dlsym(lib, "cuGetProcAddress_v2"));
   if (!getProc) {
     gStatus = makeError("the CUDA driver is too old (no cuGetProcAddress_v2)");
     return;
   }
-#define CUDAL1_LOAD(name, version)                                             \
-  {                                                                            \
-    void *fn = nullptr;                                                        \
-    CUdriverProcAddressQueryResult q;                                          \
-    if (getProc(#name, &fn, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &q) != \
-            CUDA_SUCCESS ||                                                    \
-        !fn) {                                                                 \
-      gStatus = makeError("the CUDA driver lacks " #name " (ABI ", version,    \
-                          ")");                                                \
-      return;                                                                  \
-    }                                                                          \
-    gApi.name = reinterpret_cast<decltype(gApi.name)>(fn);                     \
+#define CUDAL1_LOAD(name, version)                                                                 \
+  {                                                                                                \
+    void *fn = nullptr;                                                                            \
+    CUdriverProcAddressQueryResult q;                                                              \
+    if (getProc(#name, &fn, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &q) != CUDA_SUCCESS ||     \
+        !fn) {                                                                                     \
+      gStatus = makeError("the CUDA driver lacks " #name " (ABI ", version, ")");                  \
+      return;                                                                                      \
+    }                                                                                              \
+    gApi.name = reinterpret_cast<decltype(gApi.name)>(fn);                                         \
   }
   CUDAL1_DRIVER_FUNCTIONS(CUDAL1_LOAD)
 #undef CUDAL1_LOAD
@@ -52,8 +50,7 @@ Expected<const DriverApi *> driver() {
 
 std::string errorName(CUresult r) {
   const char *name = nullptr;
-  if (gApi.cuGetErrorName && gApi.cuGetErrorName(r, &name) == CUDA_SUCCESS &&
-      name)
+  if (gApi.cuGetErrorName && gApi.cuGetErrorName(r, &name) == CUDA_SUCCESS && name)
     return name;
   return "CUresult " + std::to_string(int(r));
 }

@@ -19,34 +19,34 @@ namespace cudal1::cuda {
 // prototype in cuda.h: CUDA 13's cuCtxSynchronize (v13000) takes a context
 // argument, and calling it as cuCtxSynchronize(void) returned
 // CUDA_ERROR_CONTEXT_IS_DESTROYED on the H200.
-#define CUDAL1_DRIVER_FUNCTIONS(X) \
-  X(cuInit, 2000) \
-  X(cuDeviceGetCount, 2000) \
-  X(cuDeviceGet, 2000) \
-  X(cuDeviceGetName, 2000) \
-  X(cuDeviceGetAttribute, 2000) \
-  X(cuDevicePrimaryCtxRetain, 7000) \
-  X(cuCtxSetCurrent, 4000) \
-  X(cuCtxSynchronize, 2000) \
-  X(cuModuleLoadData, 2000) \
-  X(cuModuleGetFunction, 2000) \
-  X(cuModuleUnload, 2000) \
-  X(cuFuncGetAttribute, 2020) \
-  X(cuFuncSetAttribute, 9000) \
-  X(cuMemAlloc, 3020) \
-  X(cuMemFree, 3020) \
-  X(cuMemcpyHtoD, 3020) \
-  X(cuMemcpyDtoH, 3020) \
-  X(cuMemcpyDtoDAsync, 3020) \
-  X(cuMemsetD8, 3020) \
-  X(cuMemsetD8Async, 3020) \
-  X(cuMemsetD32Async, 3020) \
-  X(cuLaunchKernel, 4000) \
-  X(cuEventCreate, 2000) \
-  X(cuEventRecord, 2000) \
-  X(cuEventSynchronize, 2000) \
-  X(cuEventElapsedTime, 12080) \
-  X(cuGetErrorName, 6000) \
+#define CUDAL1_DRIVER_FUNCTIONS(X)                                                                 \
+  X(cuInit, 2000)                                                                                  \
+  X(cuDeviceGetCount, 2000)                                                                        \
+  X(cuDeviceGet, 2000)                                                                             \
+  X(cuDeviceGetName, 2000)                                                                         \
+  X(cuDeviceGetAttribute, 2000)                                                                    \
+  X(cuDevicePrimaryCtxRetain, 7000)                                                                \
+  X(cuCtxSetCurrent, 4000)                                                                         \
+  X(cuCtxSynchronize, 2000)                                                                        \
+  X(cuModuleLoadData, 2000)                                                                        \
+  X(cuModuleGetFunction, 2000)                                                                     \
+  X(cuModuleUnload, 2000)                                                                          \
+  X(cuFuncGetAttribute, 2020)                                                                      \
+  X(cuFuncSetAttribute, 9000)                                                                      \
+  X(cuMemAlloc, 3020)                                                                              \
+  X(cuMemFree, 3020)                                                                               \
+  X(cuMemcpyHtoD, 3020)                                                                            \
+  X(cuMemcpyDtoH, 3020)                                                                            \
+  X(cuMemcpyDtoDAsync, 3020)                                                                       \
+  X(cuMemsetD8, 3020)                                                                              \
+  X(cuMemsetD8Async, 3020)                                                                         \
+  X(cuMemsetD32Async, 3020)                                                                        \
+  X(cuLaunchKernel, 4000)                                                                          \
+  X(cuEventCreate, 2000)                                                                           \
+  X(cuEventRecord, 2000)                                                                           \
+  X(cuEventSynchronize, 2000)                                                                      \
+  X(cuEventElapsedTime, 12080)                                                                     \
+  X(cuGetErrorName, 6000)                                                                          \
   X(cuGetErrorString, 6000)
 
 /// Function pointers, each of the ABI version named in the list above.

@@ -13,21 +13,19 @@ Status checkNvrtc(nvrtcResult r, const char *what) {
 }
 } // namespace
 
-Expected<std::vector<uint8_t>>
-compileWithNvrtc(const std::string &source, const std::string &name,
-                 const std::vector<std::string> &options, std::string &log) {
+Expected<std::vector<uint8_t>> compileWithNvrtc(const std::string &source, const std::string &name,
+                                                const std::vector<std::string> &options,
+                                                std::string &log) {
   nvrtcProgram prog;
-  if (Status s = checkNvrtc(nvrtcCreateProgram(&prog, source.c_str(),
-                                               name.c_str(), 0, nullptr,
-                                               nullptr),
-                            "nvrtcCreateProgram");
+  if (Status s =
+          checkNvrtc(nvrtcCreateProgram(&prog, source.c_str(), name.c_str(), 0, nullptr, nullptr),
+                     "nvrtcCreateProgram");
       !s.ok())
     return s;
   std::vector<const char *> opts;
   for (const std::string &o : options)
     opts.push_back(o.c_str());
-  nvrtcResult compiled =
-      nvrtcCompileProgram(prog, int(opts.size()), opts.data());
+  nvrtcResult compiled = nvrtcCompileProgram(prog, int(opts.size()), opts.data());
   size_t logSize = 0;
   if (nvrtcGetProgramLogSize(prog, &logSize) == NVRTC_SUCCESS && logSize > 1) {
     log.resize(logSize);
@@ -44,8 +42,7 @@ compileWithNvrtc(const std::string &source, const std::string &name,
                     "sm_XX one?)");
     if (s.ok()) {
       cubin.resize(size);
-      s = checkNvrtc(nvrtcGetCUBIN(prog, reinterpret_cast<char *>(cubin.data())),
-                     "nvrtcGetCUBIN");
+      s = checkNvrtc(nvrtcGetCUBIN(prog, reinterpret_cast<char *>(cubin.data())), "nvrtcGetCUBIN");
     }
   }
   nvrtcDestroyProgram(&prog);

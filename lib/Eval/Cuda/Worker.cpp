@@ -20,18 +20,18 @@ namespace cudal1::cuda {
 
 namespace {
 
-constexpr size_t kGuardBytes = 4096;   // red zone on each side of a buffer
+constexpr size_t kGuardBytes = 4096; // red zone on each side of a buffer
 constexpr unsigned char kGuardByte = 0xA5;
 constexpr unsigned char kPoisonByte = 0xFF; // NaN for floats, -1 for ints
 constexpr int kWarmups = 3;
 constexpr int kMinRounds = 10;
 constexpr int kMaxRounds = 100000;
 
-#define TRY(expr)                                                              \
-  do {                                                                         \
-    Status _s = (expr);                                                        \
-    if (!_s.ok())                                                              \
-      return _s;                                                               \
+#define TRY(expr)                                                                                  \
+  do {                                                                                             \
+    Status _s = (expr);                                                                            \
+    if (!_s.ok())                                                                                  \
+      return _s;                                                                                   \
   } while (0)
 
 /// A CUDA failure while running a candidate: kept apart from setup errors
@@ -62,16 +62,13 @@ Status initContext(int ordinal, Context &c) {
     return makeError("no GPU ", ordinal, " (this machine has ", count, ")");
   TRY(checkCu(a.cuDeviceGet(&c.dev, ordinal), "cuDeviceGet"));
   char name[256] = {0};
-  TRY(checkCu(a.cuDeviceGetName(name, sizeof name - 1, c.dev),
-              "cuDeviceGetName"));
+  TRY(checkCu(a.cuDeviceGetName(name, sizeof name - 1, c.dev), "cuDeviceGetName"));
   c.name = name;
   int l2 = 0;
-  TRY(checkCu(a.cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
-                                     c.dev),
+  TRY(checkCu(a.cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, c.dev),
               "cuDeviceGetAttribute(L2)"));
   c.l2Bytes = size_t(l2);
-  TRY(checkCu(a.cuDevicePrimaryCtxRetain(&c.ctx, c.dev),
-              "cuDevicePrimaryCtxRetain"));
+  TRY(checkCu(a.cuDevicePrimaryCtxRetain(&c.ctx, c.dev), "cuDevicePrimaryCtxRetain"));
   TRY(checkCu(a.cuCtxSetCurrent(c.ctx), "cuCtxSetCurrent"));
   return Status::success();
 }
@@ -81,20 +78,16 @@ struct Module {
   CUfunction fn = nullptr;
 };
 
-Expected<Module> loadModule(Context &c, const std::string &path,
-                            const std::string &entry) {
+Expected<Module> loadModule(Context &c, const std::string &path, const std::string &entry) {
   Expected<std::vector<uint8_t>> image = readWholeFile(path);
   if (!image.ok())
     return image.error();
   Module m;
-  TRY(checkCu(c.api->cuModuleLoadData(&m.mod, image->data()),
-              "cuModuleLoadData"));
-  if (Status s = checkCu(c.api->cuModuleGetFunction(&m.fn, m.mod,
-                                                    entry.c_str()),
-                         "cuModuleGetFunction");
+  TRY(checkCu(c.api->cuModuleLoadData(&m.mod, image->data()), "cuModuleLoadData"));
+  if (Status s =
+          checkCu(c.api->cuModuleGetFunction(&m.fn, m.mod, entry.c_str()), "cuModuleGetFunction");
       !s.ok())
-    return makeError("entry point '", entry, "' not found in the module: ",
-                     s.message());
+    return makeError("entry point '", entry, "' not found in the module: ", s.message());
   return m;
 }
 
@@ -120,9 +113,8 @@ struct LaunchState {
 
 Status checkSignature(const Bundle &b, const CapturedLaunch &l) {
   if (l.args.size() != b.args.size())
-    return makeError("the bundle declares ", b.args.size(),
-                     " arguments, the capture of ", l.kernelKey, " has ",
-                     l.args.size());
+    return makeError("the bundle declares ", b.args.size(), " arguments, the capture of ",
+                     l.kernelKey, " has ", l.args.size());
   for (size_t i = 0; i < l.args.size(); ++i) {
     const ArgType &t = b.args[i];
     const CapturedArg &a = l.args[i];
@@ -130,12 +122,12 @@ Status checkSignature(const Bundle &b, const CapturedLaunch &l) {
       // A null pointer is recorded as 8 scalar bytes; accept it.
       if (a.bytes.size() == 8)
         continue;
-      return makeError("argument ", i, " is a pointer in the bundle but not "
-                                       "in the capture");
+      return makeError("argument ", i,
+                       " is a pointer in the bundle but not "
+                       "in the capture");
     }
     if (!t.pointer && a.isPointer)
-      return makeError("argument ", i,
-                       " is a pointer in the capture but not in the bundle");
+      return makeError("argument ", i, " is a pointer in the capture but not in the bundle");
     if (!t.pointer) {
       size_t want = t.elem == ElemType::Bytes ? t.scalarBytes : elemSize(t.elem);
       if (a.bytes.size() != want)
@@ -146,8 +138,8 @@ Status checkSignature(const Bundle &b, const CapturedLaunch &l) {
   return Status::success();
 }
 
-Status setupLaunch(Context &c, const Bundle &b, const CapturedLaunch &cap,
-                   bool withReference, LaunchState &ls) {
+Status setupLaunch(Context &c, const Bundle &b, const CapturedLaunch &cap, bool withReference,
+                   LaunchState &ls) {
   const DriverApi &a = *c.api;
   ls.cap = &cap;
   ls.allocs.resize(cap.allocs.size());
@@ -174,11 +166,9 @@ Status setupLaunch(Context &c, const Bundle &b, const CapturedLaunch &cap,
       d.writeOnly = false;
     TRY(checkCu(a.cuMemAlloc(&d.raw, d.size + 2 * kGuardBytes), "cuMemAlloc"));
     d.work = d.raw + kGuardBytes;
-    TRY(checkCu(a.cuMemAlloc(&d.pristine, std::max<size_t>(d.size, 1)),
-                "cuMemAlloc"));
+    TRY(checkCu(a.cuMemAlloc(&d.pristine, std::max<size_t>(d.size, 1)), "cuMemAlloc"));
     if (d.size)
-      TRY(checkCu(a.cuMemcpyHtoD(d.pristine, ca.before.data(), d.size),
-                  "cuMemcpyHtoD"));
+      TRY(checkCu(a.cuMemcpyHtoD(d.pristine, ca.before.data(), d.size), "cuMemcpyHtoD"));
   }
   ls.haveReference = withReference;
   if (withReference) {
@@ -195,17 +185,13 @@ Status setupLaunch(Context &c, const Bundle &b, const CapturedLaunch &cap,
           std::memcpy(&f, ca.before.data() + 4 * k, 4);
           conv[k] = f;
         }
-        TRY(checkCu(a.cuMemAlloc(&d.ref, std::max<size_t>(n * 8, 1)),
-                    "cuMemAlloc"));
+        TRY(checkCu(a.cuMemAlloc(&d.ref, std::max<size_t>(n * 8, 1)), "cuMemAlloc"));
         if (n)
-          TRY(checkCu(a.cuMemcpyHtoD(d.ref, conv.data(), n * 8),
-                      "cuMemcpyHtoD"));
+          TRY(checkCu(a.cuMemcpyHtoD(d.ref, conv.data(), n * 8), "cuMemcpyHtoD"));
       } else {
-        TRY(checkCu(a.cuMemAlloc(&d.ref, std::max<size_t>(d.size, 1)),
-                    "cuMemAlloc"));
+        TRY(checkCu(a.cuMemAlloc(&d.ref, std::max<size_t>(d.size, 1)), "cuMemAlloc"));
         if (d.size)
-          TRY(checkCu(a.cuMemcpyHtoD(d.ref, ca.before.data(), d.size),
-                      "cuMemcpyHtoD"));
+          TRY(checkCu(a.cuMemcpyHtoD(d.ref, ca.before.data(), d.size), "cuMemcpyHtoD"));
       }
     }
   }
@@ -283,26 +269,22 @@ struct Config {
   unsigned grid[3], block[3], shared;
 };
 
-Config configFor(const CapturedLaunch &cap, const LaunchOverride &o,
-                 bool doubleShared) {
+Config configFor(const CapturedLaunch &cap, const LaunchOverride &o, bool doubleShared) {
   Config c;
   for (int i = 0; i < 3; ++i) {
     c.grid[i] = o.hasGrid ? o.grid[i] : cap.grid[i];
     c.block[i] = o.hasBlock ? o.block[i] : cap.block[i];
   }
-  c.shared = o.hasShared ? o.sharedBytes
-                         : (doubleShared ? cap.sharedBytes * 2 : cap.sharedBytes);
+  c.shared = o.hasShared ? o.sharedBytes : (doubleShared ? cap.sharedBytes * 2 : cap.sharedBytes);
   return c;
 }
 
 CUresult launch(Context &c, CUfunction fn, const Config &cfg, ArgPack &args) {
   if (cfg.shared > 48 * 1024)
-    c.api->cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                              int(cfg.shared));
-  return c.api->cuLaunchKernel(fn, cfg.grid[0], cfg.grid[1], cfg.grid[2],
-                               cfg.block[0], cfg.block[1], cfg.block[2],
-                               cfg.shared, nullptr, args.pointers.data(),
-                               nullptr);
+    c.api->cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(cfg.shared));
+  return c.api->cuLaunchKernel(fn, cfg.grid[0], cfg.grid[1], cfg.grid[2], cfg.block[0],
+                               cfg.block[1], cfg.block[2], cfg.shared, nullptr,
+                               args.pointers.data(), nullptr);
 }
 
 /// Puts every buffer back into its state before the launch (write-only ones
@@ -310,26 +292,21 @@ CUresult launch(Context &c, CUfunction fn, const Config &cfg, ArgPack &args) {
 Status restore(Context &c, LaunchState &ls) {
   const DriverApi &a = *c.api;
   for (DevAlloc &d : ls.allocs) {
-    TRY(checkCu(a.cuMemsetD8Async(d.raw, kGuardByte, kGuardBytes, nullptr),
-                "cuMemsetD8Async"));
-    TRY(checkCu(a.cuMemsetD8Async(d.work + d.size, kGuardByte, kGuardBytes,
-                                  nullptr),
+    TRY(checkCu(a.cuMemsetD8Async(d.raw, kGuardByte, kGuardBytes, nullptr), "cuMemsetD8Async"));
+    TRY(checkCu(a.cuMemsetD8Async(d.work + d.size, kGuardByte, kGuardBytes, nullptr),
                 "cuMemsetD8Async"));
     if (d.size == 0)
       continue;
     if (d.writeOnly)
-      TRY(checkCu(a.cuMemsetD8Async(d.work, kPoisonByte, d.size, nullptr),
-                  "cuMemsetD8Async"));
+      TRY(checkCu(a.cuMemsetD8Async(d.work, kPoisonByte, d.size, nullptr), "cuMemsetD8Async"));
     else
-      TRY(checkCu(a.cuMemcpyDtoDAsync(d.work, d.pristine, d.size, nullptr),
-                  "cuMemcpyDtoDAsync"));
+      TRY(checkCu(a.cuMemcpyDtoDAsync(d.work, d.pristine, d.size, nullptr), "cuMemcpyDtoDAsync"));
   }
   return Status::success();
 }
 
 /// Runs the promoted reference once and keeps its float outputs as doubles.
-RunError runReference(Context &c, const Bundle &b, Module &ref,
-                      LaunchState &ls) {
+RunError runReference(Context &c, const Bundle &b, Module &ref, LaunchState &ls) {
   RunError err;
   ArgPack args = referenceArgs(b, ls);
   Config cfg = configFor(*ls.cap, b.reference.launch, true);
@@ -359,9 +336,8 @@ RunError runReference(Context &c, const Bundle &b, Module &ref,
 }
 
 /// Reads back every buffer after a run and applies the tolerance rule.
-RunError checkOutputs(Context &c, const Bundle &b, LaunchState &ls,
-                      bool fastMath, const std::string &label,
-                      VerifyResult &vr) {
+RunError checkOutputs(Context &c, const Bundle &b, LaunchState &ls, bool fastMath,
+                      const std::string &label, VerifyResult &vr) {
   RunError err;
   for (size_t i = 0; i < ls.allocs.size(); ++i) {
     DevAlloc &d = ls.allocs[i];
@@ -380,9 +356,8 @@ RunError checkOutputs(Context &c, const Bundle &b, LaunchState &ls,
     if (before || after) {
       vr.pass = false;
       std::ostringstream os;
-      os << label << ": wrote outside the buffer of " << d.name << " ("
-         << before << " bytes changed in the red zone before it, " << after
-         << " after its end)";
+      os << label << ": wrote outside the buffer of " << d.name << " (" << before
+         << " bytes changed in the red zone before it, " << after << " after its end)";
       vr.notes.push_back(os.str());
     }
     CompareInput in;
@@ -400,8 +375,8 @@ RunError checkOutputs(Context &c, const Bundle &b, LaunchState &ls,
 }
 
 std::string mismatchText(const Mismatch &m) {
-  return m.buffer + " [" + std::to_string(m.index) + "]: expected " +
-         m.expected + ", got " + m.got + ", allowed " + m.allowed;
+  return m.buffer + " [" + std::to_string(m.index) + "]: expected " + m.expected + ", got " +
+         m.got + ", allowed " + m.allowed;
 }
 
 struct Report {
@@ -421,8 +396,8 @@ struct Report {
   }
 };
 
-Expected<std::vector<const CapturedLaunch *>>
-selectLaunches(const Bundle &b, std::vector<CaptureFile> &files) {
+Expected<std::vector<const CapturedLaunch *>> selectLaunches(const Bundle &b,
+                                                             std::vector<CaptureFile> &files) {
   for (const std::string &c : b.captures) {
     Expected<CaptureFile> f = readCaptureFile(b.path(c));
     if (!f.ok())
@@ -437,8 +412,7 @@ selectLaunches(const Bundle &b, std::vector<CaptureFile> &files) {
         out.push_back(&l);
       }
   if (out.empty())
-    return makeError("the captures hold no launch of kernel key '",
-                     b.kernelKey, "'");
+    return makeError("the captures hold no launch of kernel key '", b.kernelKey, "'");
   return out;
 }
 
@@ -486,16 +460,14 @@ int verifyWorker(const WorkerArgs &w) {
     return setupError(s);
   rep.add("gpu", c.name);
   rep.add("mode", verifyMode(*b));
-  Expected<Module> mod = loadModule(c, w.workDir + "/" + spec->id + ".cubin",
-                                    spec->entry);
+  Expected<Module> mod = loadModule(c, w.workDir + "/" + spec->id + ".cubin", spec->entry);
   if (!mod.ok()) {
     rep.add("detail", mod.error().message());
     return finish("load-error", 0);
   }
   Module ref;
   if (b->hasReference) {
-    Expected<Module> r =
-        loadModule(c, w.workDir + "/reference.cubin", b->reference.entry);
+    Expected<Module> r = loadModule(c, w.workDir + "/reference.cubin", b->reference.entry);
     if (!r.ok())
       return setupError(r.error().withContext("reference"));
     ref = *r;
@@ -506,8 +478,7 @@ int verifyWorker(const WorkerArgs &w) {
   bool wrongFirst = false;
   for (size_t li = 0; li < launches->size(); ++li) {
     LaunchState ls;
-    if (Status s = setupLaunch(c, *b, *(*launches)[li], b->hasReference, ls);
-        !s.ok())
+    if (Status s = setupLaunch(c, *b, *(*launches)[li], b->hasReference, ls); !s.ok())
       return setupError(s);
     if (b->hasReference) {
       RunError e = runReference(c, *b, ref, ls);
@@ -518,8 +489,7 @@ int verifyWorker(const WorkerArgs &w) {
     Config cfg = configFor(*ls.cap, spec->launch, false);
     // Two runs: a variant must not depend on state left by an earlier one.
     for (int run = 0; run < 2; ++run) {
-      std::string label =
-          "launch " + std::to_string(li) + " run " + std::to_string(run);
+      std::string label = "launch " + std::to_string(li) + " run " + std::to_string(run);
       CUresult r = CUDA_SUCCESS;
       if (Status s = restore(c, ls); !s.ok())
         return setupError(s);
@@ -531,8 +501,7 @@ int verifyWorker(const WorkerArgs &w) {
         // Errors that say the context or device is gone, not the kernel.
         bool infrastructure = r == CUDA_ERROR_CONTEXT_IS_DESTROYED ||
                               r == CUDA_ERROR_INVALID_CONTEXT ||
-                              r == CUDA_ERROR_DEVICE_UNAVAILABLE ||
-                              r == CUDA_ERROR_OUT_OF_MEMORY;
+                              r == CUDA_ERROR_DEVICE_UNAVAILABLE || r == CUDA_ERROR_OUT_OF_MEMORY;
         return finish(infrastructure ? "setup-error" : "crash", 3);
       }
       bool passBefore = vr.pass;
@@ -557,8 +526,8 @@ int verifyWorker(const WorkerArgs &w) {
   for (const std::string &n : vr.notes)
     rep.add("detail", n);
   if (!vr.pass)
-    rep.add("detail", std::to_string(vr.badElements) +
-                          " elements outside the tolerance (" + vr.mode + ")");
+    rep.add("detail",
+            std::to_string(vr.badElements) + " elements outside the tolerance (" + vr.mode + ")");
   for (const Mismatch &m : vr.mismatches)
     rep.add("mismatch", mismatchText(m));
   return finish(vr.pass ? "ok" : "wrong", 0);
@@ -602,16 +571,14 @@ int timingWorker(const WorkerArgs &w) {
     const VariantSpec *spec = findSpec(*b, id);
     if (!spec)
       return fail("no variant '" + id + "' in the bundle");
-    Expected<Module> m =
-        loadModule(c, w.workDir + "/" + id + ".cubin", spec->entry);
+    Expected<Module> m = loadModule(c, w.workDir + "/" + id + ".cubin", spec->entry);
     if (!m.ok())
       return fail(id + ": " + m.error().message());
     cands.push_back({id, spec, *m, {}, {}, false, {}});
   }
   Module ref;
   if (b->hasReference) {
-    Expected<Module> r =
-        loadModule(c, w.workDir + "/reference.cubin", b->reference.entry);
+    Expected<Module> r = loadModule(c, w.workDir + "/reference.cubin", b->reference.entry);
     if (!r.ok())
       return fail("reference: " + r.error().message());
     ref = *r;
@@ -621,9 +588,7 @@ int timingWorker(const WorkerArgs &w) {
   // (each run restores it first), and the reference outputs.
   std::vector<LaunchState> states(launches->size());
   for (size_t li = 0; li < states.size(); ++li) {
-    if (Status s = setupLaunch(c, *b, *(*launches)[li], b->hasReference,
-                               states[li]);
-        !s.ok())
+    if (Status s = setupLaunch(c, *b, *(*launches)[li], b->hasReference, states[li]); !s.ok())
       return fail(s.message());
     if (b->hasReference) {
       RunError e = runReference(c, *b, ref, states[li]);
@@ -642,8 +607,7 @@ int timingWorker(const WorkerArgs &w) {
   // 3. The L2 flush buffer: twice the L2, rewritten before every launch.
   size_t flushWords = std::max<size_t>(c.l2Bytes * 2, 1 << 20) / 4;
   CUdeviceptr flush = 0;
-  if (Status s = checkCu(a.cuMemAlloc(&flush, flushWords * 4), "cuMemAlloc");
-      !s.ok())
+  if (Status s = checkCu(a.cuMemAlloc(&flush, flushWords * 4), "cuMemAlloc"); !s.ok())
     return fail(s.message());
   CUevent start, stop, stopAll;
   a.cuEventCreate(&start, CU_EVENT_DEFAULT);
@@ -656,8 +620,7 @@ int timingWorker(const WorkerArgs &w) {
   // streams; stopAll is recorded after a device-wide synchronization, so
   // work that escaped both (device-side launches, other streams) shows up
   // as a gap between the two.
-  auto runOnce = [&](size_t ci, bool validate, double &t, double &tg,
-                     std::string &crash) -> bool {
+  auto runOnce = [&](size_t ci, bool validate, double &t, double &tg, std::string &crash) -> bool {
     t = tg = 0;
     for (size_t li = 0; li < states.size(); ++li) {
       LaunchState &ls = states[li];
@@ -688,8 +651,7 @@ int timingWorker(const WorkerArgs &w) {
       tg += msAll;
       if (validate) {
         std::string label = "timed launch " + std::to_string(li);
-        RunError e = checkOutputs(c, *b, ls, cands[ci].spec->fastMath, label,
-                                  cands[ci].vr);
+        RunError e = checkOutputs(c, *b, ls, cands[ci].spec->fastMath, label, cands[ci].vr);
         if (e.failed) {
           crash = e.text;
           return false;
@@ -725,15 +687,12 @@ int timingWorker(const WorkerArgs &w) {
     order[i] = i;
   auto begin = std::chrono::steady_clock::now();
   auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                         begin)
-        .count();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   };
   int rounds = 0;
   bool last = false;
   while (!last) {
-    last = rounds + 1 >= kMaxRounds ||
-           (rounds + 1 >= kMinRounds && elapsed() >= w.windowSeconds);
+    last = rounds + 1 >= kMaxRounds || (rounds + 1 >= kMinRounds && elapsed() >= w.windowSeconds);
     bool validate = last || rounds == checkRound;
     std::shuffle(order.begin(), order.end(), rng);
     for (size_t ci : order) {
@@ -792,8 +751,7 @@ Expected<std::string> deviceName(int ordinal) {
   CUdevice dev;
   TRY(checkCu(a.cuDeviceGet(&dev, ordinal), "cuDeviceGet"));
   char name[256] = {0};
-  TRY(checkCu(a.cuDeviceGetName(name, sizeof name - 1, dev),
-              "cuDeviceGetName"));
+  TRY(checkCu(a.cuDeviceGetName(name, sizeof name - 1, dev), "cuDeviceGetName"));
   return std::string(name);
 }
 

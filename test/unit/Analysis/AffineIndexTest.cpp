@@ -29,7 +29,8 @@ TEST_F(AffineIndexTest, UnitStrideOfTheGlobalIndex) {
 }
 
 TEST_F(AffineIndexTest, TransposeWriteStridesByRows) {
-  Stride s = strideX("((blockIdx.x * blockDim.x + threadIdx.x) * rows + (blockIdx.y * blockDim.y + threadIdx.y))");
+  Stride s = strideX(
+      "((blockIdx.x * blockDim.x + threadIdx.x) * rows + (blockIdx.y * blockDim.y + threadIdx.y))");
   EXPECT_EQ(s.kind, Stride::Kind::Symbolic);
   EXPECT_EQ(s.text, "rows");
 }

@@ -11,8 +11,7 @@ namespace {
 
 const char *gid = "(blockIdx.x * blockDim.x + threadIdx.x)";
 
-AccessInstance access(std::string index, std::vector<std::string> guards = {},
-                      unsigned dims = 1) {
+AccessInstance access(std::string index, std::vector<std::string> guards = {}, unsigned dims = 1) {
   return AccessInstance{std::move(index), std::move(guards), dims, {}};
 }
 

@@ -42,15 +42,20 @@ TEST(Bounded, ResultComesBackWhole) {
 
 TEST(Bounded, CrashAbortAndExceptionAreErrors) {
   std::string msg;
-  EXPECT_EQ(kindOf(runBounded([]() -> std::string { std::raise(SIGSEGV); return "x"; }, 10000),
+  EXPECT_EQ(kindOf(runBounded(
+                       []() -> std::string {
+                         std::raise(SIGSEGV);
+                         return "x";
+                       },
+                       10000),
                    &msg),
             int(BoundedFailure::Crashed));
   EXPECT_NE(msg.find("signal 11"), std::string::npos) << msg;
   EXPECT_EQ(kindOf(runBounded([]() -> std::string { std::abort(); }, 10000)),
             int(BoundedFailure::Crashed));
-  EXPECT_EQ(kindOf(runBounded([]() -> std::string { throw std::out_of_range("stoi"); }, 10000),
-                   &msg),
-            int(BoundedFailure::Threw));
+  EXPECT_EQ(
+      kindOf(runBounded([]() -> std::string { throw std::out_of_range("stoi"); }, 10000), &msg),
+      int(BoundedFailure::Threw));
   EXPECT_NE(msg.find("stoi"), std::string::npos) << msg;
   // The caller is unharmed.
   llvm::Expected<std::string> r = runBounded([] { return std::string("after"); }, 10000);
@@ -69,8 +74,7 @@ TEST(Bounded, HangIsKilledAtTheBudget) {
                        200),
                    &msg),
             int(BoundedFailure::TimedOut));
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(seconds, 2.0);
   EXPECT_NE(msg.find("budget of 200 ms"), std::string::npos) << msg;
 }

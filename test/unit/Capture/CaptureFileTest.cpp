@@ -67,8 +67,7 @@ TEST(CaptureFile, EveryTruncationIsRejected) {
     std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + n);
     Expected<CaptureFile> f = parseCapture(cut, "cut");
     ASSERT_FALSE(f.ok()) << "accepted a file cut to " << n << " bytes";
-    EXPECT_NE(f.error().message().find("truncated"), std::string::npos)
-        << f.error().message();
+    EXPECT_NE(f.error().message().find("truncated"), std::string::npos) << f.error().message();
   }
 }
 
@@ -87,12 +86,10 @@ TEST(CaptureFile, HeaderErrorsAreExplained) {
   std::vector<uint8_t> bytes = serializeCapture(sample());
   std::vector<uint8_t> magic = bytes;
   magic[0] = 'X';
-  EXPECT_NE(parseCapture(magic, "m").error().message().find("bad magic"),
-            std::string::npos);
+  EXPECT_NE(parseCapture(magic, "m").error().message().find("bad magic"), std::string::npos);
   std::vector<uint8_t> version = bytes;
   version[8] = 9;
-  EXPECT_NE(parseCapture(version, "v").error().message().find("version 9"),
-            std::string::npos);
+  EXPECT_NE(parseCapture(version, "v").error().message().find("version 9"), std::string::npos);
   std::vector<uint8_t> longer = bytes;
   longer.push_back(0);
   EXPECT_FALSE(parseCapture(longer, "l").ok());
@@ -106,8 +103,7 @@ TEST(CaptureFile, WritesAtomicallyAndReadsBack) {
   Expected<CaptureFile> f = readCaptureFile(path);
   ASSERT_TRUE(f.ok()) << f.error().message();
   EXPECT_EQ(f->launches.size(), 2u);
-  EXPECT_NE(access((path + ".tmp." + std::to_string(getpid())).c_str(), F_OK),
-            0);
+  EXPECT_NE(access((path + ".tmp." + std::to_string(getpid())).c_str(), F_OK), 0);
   Expected<CaptureFile> missing = readCaptureFile(std::string(dir) + "/none");
   EXPECT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message().find("cannot open"), std::string::npos);

@@ -64,41 +64,32 @@ TEST(Bundle, RejectsBadManifests) {
   std::string base = "cudal1-bundle 1\nkernel-key k\nargs i32\ncapture c\n"
                      "original o.cu\n";
   EXPECT_EQ(errorOf(base), "");
-  EXPECT_NE(errorOf(base + "frobnicate 3\n").find("m.txt:6: unknown directive"),
-            std::string::npos);
-  EXPECT_NE(errorOf(base + "variant a ../x.cu\n").find("relative path"),
-            std::string::npos);
-  EXPECT_NE(errorOf(base + "variant a /etc/x.cu\n").find("relative path"),
-            std::string::npos);
-  EXPECT_NE(errorOf(base + "variant a a.cu\nvariant a b.cu\n").find("twice"),
-            std::string::npos);
-  EXPECT_NE(errorOf(base + "variant original a.cu\n").find("twice"),
-            std::string::npos);
-  EXPECT_NE(errorOf(base + "variant a a.cu grid=0\n").find("bad grid"),
-            std::string::npos);
-  EXPECT_NE(errorOf(base + "variant a a.cu color=red\n").find("unknown key"),
-            std::string::npos);
-  EXPECT_NE(errorOf("cudal1-bundle 1\nkernel-key k\nargs i32\ncapture c\n")
-                .find("missing 'original'"),
-            std::string::npos);
-  EXPECT_NE(errorOf("cudal1-bundle 1\nkernel-key k\ncapture c\noriginal o.cu\n")
-                .find("missing 'args'"),
-            std::string::npos);
-  EXPECT_NE(errorOf(base + "args f128\n").find("unknown argument type"),
-            std::string::npos);
+  EXPECT_NE(errorOf(base + "frobnicate 3\n").find("m.txt:6: unknown directive"), std::string::npos);
+  EXPECT_NE(errorOf(base + "variant a ../x.cu\n").find("relative path"), std::string::npos);
+  EXPECT_NE(errorOf(base + "variant a /etc/x.cu\n").find("relative path"), std::string::npos);
+  EXPECT_NE(errorOf(base + "variant a a.cu\nvariant a b.cu\n").find("twice"), std::string::npos);
+  EXPECT_NE(errorOf(base + "variant original a.cu\n").find("twice"), std::string::npos);
+  EXPECT_NE(errorOf(base + "variant a a.cu grid=0\n").find("bad grid"), std::string::npos);
+  EXPECT_NE(errorOf(base + "variant a a.cu color=red\n").find("unknown key"), std::string::npos);
+  EXPECT_NE(
+      errorOf("cudal1-bundle 1\nkernel-key k\nargs i32\ncapture c\n").find("missing 'original'"),
+      std::string::npos);
+  EXPECT_NE(
+      errorOf("cudal1-bundle 1\nkernel-key k\ncapture c\noriginal o.cu\n").find("missing 'args'"),
+      std::string::npos);
+  EXPECT_NE(errorOf(base + "args f128\n").find("unknown argument type"), std::string::npos);
 }
 
 // Issue 19: every number is read whole and range-checked, never thrown on.
 TEST(Bundle, HugeAndMalformedNumbersAreErrors) {
   std::string base = "cudal1-bundle 1\nkernel-key k\nargs i32\ncapture c\n"
                      "original o.cu\n";
-  for (const char *bad : {"variant a a.cu grid=99999999999", "variant a a.cu block=-1",
-                          "variant a a.cu block= 32", "variant a a.cu shmem=4294967296",
-                          "variant a a.cu grid=1,2,3,4", "variant a a.cu grid=0x10",
-                          "reduction-length 99999999999", "reduction-length -3",
-                          "reduction-length 4294967295",
-                          "tolerance k=inf", "tolerance rel32=nan", "tolerance k=1e999",
-                          "args b99999999999", "args b-1", "args b0", "args b4097"})
+  for (const char *bad :
+       {"variant a a.cu grid=99999999999", "variant a a.cu block=-1", "variant a a.cu block= 32",
+        "variant a a.cu shmem=4294967296", "variant a a.cu grid=1,2,3,4",
+        "variant a a.cu grid=0x10", "reduction-length 99999999999", "reduction-length -3",
+        "reduction-length 4294967295", "tolerance k=inf", "tolerance rel32=nan",
+        "tolerance k=1e999", "args b99999999999", "args b-1", "args b0", "args b4097"})
     EXPECT_NE(errorOf(base + bad + "\n"), "") << bad;
   EXPECT_EQ(errorOf(base + "variant a a.cu grid=4294967295 shmem=4294967295 block=1024\n"), "");
   EXPECT_EQ(errorOf(base + "reduction-length 2147483647\nargs b4096\n"), "");
@@ -108,13 +99,11 @@ TEST(Bundle, ReadBundleChecksFiles) {
   char dir[] = "/tmp/cudal1-bundle-test.XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
   std::string d = dir;
-  EXPECT_NE(readBundle(d).error().message().find("not a bundle"),
-            std::string::npos);
+  EXPECT_NE(readBundle(d).error().message().find("not a bundle"), std::string::npos);
   std::ofstream(d + "/manifest.txt")
       << "cudal1-bundle 1\nkernel-key k\nargs i32\ncapture c.capture\n"
          "original o.cu\n";
-  EXPECT_NE(readBundle(d).error().message().find("'c.capture' does not exist"),
-            std::string::npos);
+  EXPECT_NE(readBundle(d).error().message().find("'c.capture' does not exist"), std::string::npos);
   std::ofstream(d + "/c.capture") << "x";
   std::ofstream(d + "/o.cu") << "x";
   Expected<Bundle> b = readBundle(d);

@@ -1,8 +1,8 @@
 // Compiler choice, flag translation, and a real compile of every source in
 // the GPU test bundles (NVRTC and nvcc need no GPU).
+#include "cudal1/Eval/Compile.h"
 #include "cudal1/Capture/CaptureFile.h"
 #include "cudal1/Eval/Bundle.h"
-#include "cudal1/Eval/Compile.h"
 
 #include <gtest/gtest.h>
 
@@ -22,8 +22,7 @@ TEST(Compile, ChoosesTheCompiler) {
 TEST(Compile, TranslatesFlagsForNvrtc) {
   std::vector<std::string> dropped;
   std::vector<std::string> o = nvrtcOptions(
-      {"-O3", "-DX=1", "-I", "inc", "-arch=sm_80", "--use_fast_math",
-       "-Xcompiler", "-std=c++17"},
+      {"-O3", "-DX=1", "-I", "inc", "-arch=sm_80", "--use_fast_math", "-Xcompiler", "-std=c++17"},
       "sm_90", dropped);
   EXPECT_EQ(o[0], "--gpu-architecture=sm_90");
   EXPECT_NE(std::find(o.begin(), o.end(), "-DX=1"), o.end());
@@ -82,8 +81,7 @@ TEST(Compile, GpuBundleSourcesCompile) {
   std::vector<CompileResult> res = compileAll(jobs, 2);
   for (const CompileResult &r : res) {
     bool expectFailure = r.id == "stencil-compile-error";
-    EXPECT_EQ(r.ok, !expectFailure) << r.id << " (" << r.compiler << "):\n"
-                                    << r.log;
+    EXPECT_EQ(r.ok, !expectFailure) << r.id << " (" << r.compiler << "):\n" << r.log;
     if (r.id == "stencil-side-stream")
       EXPECT_EQ(r.compiler, "nvcc");
     // The module must hold the entry point the workers look up: the H200
@@ -94,8 +92,7 @@ TEST(Compile, GpuBundleSourcesCompile) {
           readWholeFile(std::string(dir) + "/" + r.id + ".cubin");
       ASSERT_TRUE(image.ok()) << r.id;
       EXPECT_TRUE(cubinDefinesKernel(*image, entries[r.id]))
-          << r.id << " (" << r.compiler << "): no kernel '" << entries[r.id]
-          << "' in the module";
+          << r.id << " (" << r.compiler << "): no kernel '" << entries[r.id] << "' in the module";
     }
     if (r.id == "stencil-side-stream" && r.ok) {
       Expected<std::vector<uint8_t>> image =

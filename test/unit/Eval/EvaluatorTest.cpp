@@ -1,8 +1,8 @@
 // The parent side of an evaluation with a fake worker (fake-worker.sh): how
 // crashes, hangs, wrong results, a crash during timing and timing samples
 // become results. Compilation is real (NVRTC).
-#include "cudal1/Capture/CaptureFile.h"
 #include "cudal1/Eval/Evaluator.h"
+#include "cudal1/Capture/CaptureFile.h"
 
 #include <gtest/gtest.h>
 
@@ -32,8 +32,7 @@ TEST(Evaluator, TurnsWorkerBehaviourIntoResults) {
   std::ofstream(d + "/manifest.txt")
       << "cudal1-bundle 1\nkernel-key k\nargs f32*w\ncapture c.capture\n"
          "original k.cu\n";
-  std::string ids[] = {"fast", "slow", "hang", "segv", "illegal", "wrong",
-                       "lazy", "boom"};
+  std::string ids[] = {"fast", "slow", "hang", "segv", "illegal", "wrong", "lazy", "boom"};
   {
     std::ofstream m(d + "/manifest.txt", std::ios::app);
     for (const std::string &id : ids)

@@ -27,8 +27,7 @@ TEST(Process, HangIsKilledAtTheLimit) {
 }
 
 TEST(Process, EnvironmentAndPathLookup) {
-  ProcessResult r = runProcess({"sh", "-c", "echo $CUDAL1_X"}, 10,
-                               {"CUDAL1_X=42"});
+  ProcessResult r = runProcess({"sh", "-c", "echo $CUDAL1_X"}, 10, {"CUDAL1_X=42"});
   EXPECT_EQ(r.exitCode, 0);
   EXPECT_EQ(r.output, "42\n");
   ProcessResult missing = runProcess({"/nonexistent/binary"}, 10);

@@ -14,9 +14,7 @@ using namespace cudal1;
 
 namespace {
 
-std::string makeTempDir() {
-  return *makeTempDirectory("cudal1-progeval-test");
-}
+std::string makeTempDir() { return *makeTempDirectory("cudal1-progeval-test"); }
 
 void writeScript(const std::string &path, const std::string &body) {
   std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
@@ -33,8 +31,7 @@ ProgramBundle scriptBundle(const std::string &dir) {
   ProgramBundle b;
   b.dir = dir;
   // A "compile error" is a source containing BROKEN.
-  b.build = {"/bin/sh", "-c",
-             "! grep -q BROKEN {src} && cp {src} {exe} && chmod +x {exe}"};
+  b.build = {"/bin/sh", "-c", "! grep -q BROKEN {src} && cp {src} {exe} && chmod +x {exe}"};
   b.run = {"{exe}"};
   b.ignoreRegex = "^note:";
   b.original = {"original", "original.sh", false};
@@ -47,15 +44,11 @@ TEST(ProgramOutput, NumbersAreDelimitedWords) {
   std::vector<std::string> mm;
   std::vector<std::string> o = {"sm_90 l1_relu checksum=1.0 n=1024"};
   // Text with digits inside words must match exactly; numbers within 1e-4.
-  EXPECT_TRUE(compareProgramOutputs(o, o, {"sm_90 l1_relu checksum=1.00005 n=1024"},
-                                    1e-4, 0, mm));
-  EXPECT_FALSE(compareProgramOutputs(o, o, {"sm_80 l1_relu checksum=1.0 n=1024"},
-                                     1e-4, 0, mm));
+  EXPECT_TRUE(compareProgramOutputs(o, o, {"sm_90 l1_relu checksum=1.00005 n=1024"}, 1e-4, 0, mm));
+  EXPECT_FALSE(compareProgramOutputs(o, o, {"sm_80 l1_relu checksum=1.0 n=1024"}, 1e-4, 0, mm));
   // Integers are exact.
-  EXPECT_FALSE(compareProgramOutputs(o, o, {"sm_90 l1_relu checksum=1.0 n=1025"},
-                                     1e-4, 0, mm));
-  EXPECT_FALSE(compareProgramOutputs(o, o, {"sm_90 l1_relu checksum=1.01 n=1024"},
-                                     1e-4, 0, mm));
+  EXPECT_FALSE(compareProgramOutputs(o, o, {"sm_90 l1_relu checksum=1.0 n=1025"}, 1e-4, 0, mm));
+  EXPECT_FALSE(compareProgramOutputs(o, o, {"sm_90 l1_relu checksum=1.01 n=1024"}, 1e-4, 0, mm));
   EXPECT_NE(mm.back().find("expected 1.0, got 1.01"), std::string::npos) << mm.back();
 }
 
@@ -73,8 +66,7 @@ TEST(ProgramOutput, TimeRegexAndIgnoredLines) {
   ProgramBundle b;
   b.timeRegex = "^gpu_ms=(\\S+)";
   b.ignoreRegex = "^date";
-  ProgramOutput out =
-      splitProgramOutput("checksum=3\ngpu_ms=1.25\ndate today\nend\n", b);
+  ProgramOutput out = splitProgramOutput("checksum=3\ngpu_ms=1.25\ndate today\nend\n", b);
   EXPECT_TRUE(out.haveTime);
   EXPECT_DOUBLE_EQ(out.timeMs, 1.25);
   ASSERT_EQ(out.lines.size(), 2u);
@@ -101,11 +93,13 @@ TEST(ProgramBundle, ManifestRoundTripAndErrors) {
   };
   const std::string head = "cudal1-program-bundle 1\nrun {exe}\n";
   EXPECT_NE(error("cudal1-program-bundle 2\n").find("version 2"), std::string::npos);
-  EXPECT_NE(error(head + "build cc -o x y\noriginal a.cu\n").find("m:3: the build command must contain {src}"),
+  EXPECT_NE(error(head + "build cc -o x y\noriginal a.cu\n")
+                .find("m:3: the build command must contain {src}"),
             std::string::npos);
   EXPECT_NE(error(head + "build cc {src} -o {exe}\noriginal ../a.cu\n").find("inside the bundle"),
             std::string::npos);
-  EXPECT_NE(error(head + "build cc {src} -o {exe}\ntime-regex \"(\"\noriginal a.cu\n").find("bad regular expression"),
+  EXPECT_NE(error(head + "build cc {src} -o {exe}\ntime-regex \"(\"\noriginal a.cu\n")
+                .find("bad regular expression"),
             std::string::npos);
   EXPECT_NE(error(head + "build cc {src} -o {exe}\n").find("no 'original'"), std::string::npos);
 }
@@ -186,7 +180,7 @@ TEST(ProgramEval, VerdictsAndRanking) {
   // Right on its first run, wrong afterwards (a counter file next to it).
   writeScript(dir + "/lazy.sh",
               runCounter() +
-              "if [ $n -ge 1 ]; then echo checksum=2; else sleep 0.08; echo checksum=1; fi");
+                  "if [ $n -ge 1 ]; then echo checksum=2; else sleep 0.08; echo checksum=1; fi");
   ProgramBundle b = scriptBundle(dir);
   for (const char *id : {"fast", "slow", "wrong", "crash", "exit", "hang", "broken", "lazy"})
     b.variants.push_back({id, std::string(id) + ".sh", false});
@@ -213,8 +207,7 @@ TEST(ProgramEval, VerdictsAndRanking) {
   EXPECT_LT(get("slow")->hi, 1.0);
   EXPECT_EQ(get("wrong")->outcome, Outcome::Wrong);
   ASSERT_FALSE(get("wrong")->mismatches.empty());
-  EXPECT_NE(get("wrong")->mismatches[0].find("expected 1.000000, got 1.1"),
-            std::string::npos);
+  EXPECT_NE(get("wrong")->mismatches[0].find("expected 1.000000, got 1.1"), std::string::npos);
   EXPECT_EQ(get("crash")->outcome, Outcome::Crash);
   EXPECT_EQ(get("exit")->outcome, Outcome::Crash);
   EXPECT_EQ(get("hang")->outcome, Outcome::Timeout);
@@ -231,8 +224,7 @@ TEST(ProgramEval, BrokenOriginalIsAnError) {
   b.timeRegex = "^gpu_ms=(\\S+)";
   Expected<EvalResults> r = evaluateProgramBundle(b, {});
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message().find("time regex"), std::string::npos)
-      << r.error().message();
+  EXPECT_NE(r.error().message().find("time regex"), std::string::npos) << r.error().message();
   runProcess({"rm", "-rf", dir}, 30);
 }
 
@@ -258,10 +250,8 @@ TEST(ProgramEval, RecordsSamplesAndFloor) {
   std::string dir = makeTempDir();
   // Reported times differ per run (a counter file), so the samples show
   // which run each one came from.
-  std::string body =
-      runCounter() +
-      "echo checksum=1; echo 'floor: bytes=2e9 flops=4e6 dtype=f32'; "
-      "echo gpu_ms=%s.$n";
+  std::string body = runCounter() + "echo checksum=1; echo 'floor: bytes=2e9 flops=4e6 dtype=f32'; "
+                                    "echo gpu_ms=%s.$n";
   char orig[512], fast[512];
   std::snprintf(orig, sizeof orig, body.c_str(), "60");
   std::snprintf(fast, sizeof fast, body.c_str(), "20");
@@ -333,8 +323,7 @@ TEST(ProgramEval, RaceTimesOnlyTheFastestVerified) {
     EXPECT_EQ(v->outcome, Outcome::Ok) << id;
     EXPECT_FALSE(v->timed) << id;
     ASSERT_FALSE(v->details.empty()) << id;
-    EXPECT_NE(v->details.back().find("not among the 2 fastest"),
-              std::string::npos)
+    EXPECT_NE(v->details.back().find("not among the 2 fastest"), std::string::npos)
         << v->details.back();
   }
   EXPECT_EQ(r->find("wrong")->outcome, Outcome::Wrong);
@@ -360,15 +349,13 @@ TEST(ProgramEval, OriginalSpreadGrowsWithItsRuns) {
   std::string counter = runCounter();
   // Runs 1 and 2 verify; run 3 is the first timing round.
   writeScript(dir + "/original.sh",
-              std::string(counter) +
-                  "case $n in 0) s=100.000;; 1) s=100.001;; *) s=100.05;; esac\n"
-                  "echo checksum=$s; echo gpu_ms=50");
+              std::string(counter) + "case $n in 0) s=100.000;; 1) s=100.001;; *) s=100.05;; esac\n"
+                                     "echo checksum=$s; echo gpu_ms=50");
   // Verified with 100.000; from its third run (round 2, after the original
   // ran in round 1) it prints 100.04.
-  writeScript(dir + "/drift.sh",
-              std::string(counter) +
-                  "case $n in 0|1) s=100.000;; *) s=100.04;; esac\n"
-                  "echo checksum=$s; echo gpu_ms=40");
+  writeScript(dir + "/drift.sh", std::string(counter) +
+                                     "case $n in 0|1) s=100.000;; *) s=100.04;; esac\n"
+                                     "echo checksum=$s; echo gpu_ms=40");
   b.variants.push_back({"drift", "drift.sh", false});
   ProgramEvalOptions opts;
   opts.jobs = 1;
@@ -377,16 +364,15 @@ TEST(ProgramEval, OriginalSpreadGrowsWithItsRuns) {
   ASSERT_TRUE(r.ok()) << r.error().message();
   const VariantResult *v = r->find("drift");
   ASSERT_TRUE(v);
-  EXPECT_EQ(v->outcome, Outcome::Ok)
-      << (v->details.empty() ? "" : v->details.back());
+  EXPECT_EQ(v->outcome, Outcome::Ok) << (v->details.empty() ? "" : v->details.back());
   EXPECT_TRUE(v->timed);
   // The first two runs alone allow max(1e-4 * 100, 4 * 0.001) = 0.01.
   std::vector<std::string> mm;
   EXPECT_FALSE(compareProgramOutputs({"checksum=100.000"}, {"checksum=100.001"},
                                      {"checksum=100.04"}, 1e-4, 0, mm));
-  EXPECT_TRUE(compareWithOriginalRuns(
-      {"checksum=100.000"}, {{"checksum=100.001"}, {"checksum=100.05"}},
-      {"checksum=100.04"}, 1e-4, 0, mm));
+  EXPECT_TRUE(compareWithOriginalRuns({"checksum=100.000"},
+                                      {{"checksum=100.001"}, {"checksum=100.05"}},
+                                      {"checksum=100.04"}, 1e-4, 0, mm));
   runProcess({"rm", "-rf", dir}, 30);
 }
 
@@ -401,9 +387,8 @@ TEST(ProgramEval, VerificationRefinesAMovingOriginalsSpread) {
   // The original counts its runs in the bundle directory.
   auto counter = [&] { return runCounter(dir + "/count"); };
   writeScript(dir + "/original.sh",
-              counter() +
-                  "case $n in 0) s=100.000;; 1) s=100.001;; *) s=100.05;; esac\n"
-                  "echo checksum=$s; echo gpu_ms=50");
+              counter() + "case $n in 0) s=100.000;; 1) s=100.001;; *) s=100.05;; esac\n"
+                          "echo checksum=$s; echo gpu_ms=50");
   writeScript(dir + "/inside.sh", "echo checksum=100.04; echo gpu_ms=40");
   writeScript(dir + "/beyond.sh", "echo checksum=101.0; echo gpu_ms=40");
   b.variants.push_back({"inside", "inside.sh", false});
@@ -467,16 +452,14 @@ TEST(ProgramEval, TimingRoundsRefineAMovingOriginalsSpread) {
   Expected<EvalResults> r = evaluateProgramBundle(b, opts);
   ASSERT_TRUE(r.ok()) << r.error().message();
   const VariantResult *drift = r->find("drift");
-  EXPECT_EQ(drift->outcome, Outcome::Ok)
-      << (drift->details.empty() ? "" : drift->details.back());
+  EXPECT_EQ(drift->outcome, Outcome::Ok) << (drift->details.empty() ? "" : drift->details.back());
   EXPECT_TRUE(drift->timed);
   // Beyond any spread of the original: wrong after timing, and says by how
   // many of the original's runs it was judged.
   const VariantResult *beyond = r->find("beyond");
   EXPECT_EQ(beyond->outcome, Outcome::WrongAfterTiming);
   ASSERT_FALSE(beyond->details.empty());
-  EXPECT_NE(beyond->details.back().find("round 1: printed output differs"),
-            std::string::npos)
+  EXPECT_NE(beyond->details.back().find("round 1: printed output differs"), std::string::npos)
       << beyond->details.back();
   EXPECT_NE(beyond->details.back().find("runs of the original)"), std::string::npos)
       << beyond->details.back();
@@ -495,13 +478,11 @@ TEST(ProgramEval, ScreeningRunsRankByTheMedian) {
     ProgramBundle b = scriptBundle(dir);
     b.timeRegex = "^gpu_ms=(\\S+)";
     writeScript(dir + "/original.sh", "echo checksum=1; echo gpu_ms=50");
-    writeScript(dir + "/lucky.sh", counter("lucky.n") +
-                                       "case $n in 0) t=10;; *) t=60;; esac\n"
-                                       "echo checksum=1; echo gpu_ms=$t");
+    writeScript(dir + "/lucky.sh", counter("lucky.n") + "case $n in 0) t=10;; *) t=60;; esac\n"
+                                                        "echo checksum=1; echo gpu_ms=$t");
     writeScript(dir + "/steady.sh", "echo checksum=1; echo gpu_ms=20");
-    writeScript(dir + "/flaky.sh", counter("flaky.n") +
-                                       "case $n in 0) s=1;; *) s=2;; esac\n"
-                                       "echo checksum=$s; echo gpu_ms=5");
+    writeScript(dir + "/flaky.sh", counter("flaky.n") + "case $n in 0) s=1;; *) s=2;; esac\n"
+                                                        "echo checksum=$s; echo gpu_ms=5");
     b.variants.push_back({"lucky", "lucky.sh", false});
     b.variants.push_back({"steady", "steady.sh", false});
     b.variants.push_back({"flaky", "flaky.sh", false});

@@ -42,8 +42,7 @@ TEST(Results, RoundTrips) {
   EXPECT_EQ(p->gpu, "NVIDIA H200");
   ASSERT_EQ(p->results.size(), 3u);
   EXPECT_EQ(p->find("bad")->outcome, Outcome::Wrong);
-  EXPECT_EQ(p->find("bad")->details[0],
-            "3 elements outside the tolerance second line");
+  EXPECT_EQ(p->find("bad")->details[0], "3 elements outside the tolerance second line");
   EXPECT_EQ(p->find("bad")->mismatches.size(), 1u);
   EXPECT_FALSE(p->find("bad")->timed);
   const VariantResult *pf = p->find("fast");
@@ -55,14 +54,11 @@ TEST(Results, RoundTrips) {
 
 TEST(Results, RejectsBadFiles) {
   EXPECT_FALSE(parseResults("", "r").ok());
-  EXPECT_NE(parseResults("cudal1-results 7\n", "r").error().message().find(
-                "version 7"),
+  EXPECT_NE(parseResults("cudal1-results 7\n", "r").error().message().find("version 7"),
             std::string::npos);
-  EXPECT_FALSE(parseResults("cudal1-results 1\nresult x outcome=weird\n", "r")
-                   .ok());
+  EXPECT_FALSE(parseResults("cudal1-results 1\nresult x outcome=weird\n", "r").ok());
   EXPECT_FALSE(parseResults("cudal1-results 1\ndetail y text\n", "r").ok());
-  EXPECT_FALSE(parseResults("cudal1-results 1\nresult x compiler=nvcc\n", "r")
-                   .ok());
+  EXPECT_FALSE(parseResults("cudal1-results 1\nresult x compiler=nvcc\n", "r").ok());
 }
 
 TEST(Results, SamplesAndFloorAreOptional) {
@@ -121,7 +117,8 @@ TEST(Results, BadNumbersAreErrors) {
 }
 
 TEST(Results, HashRoundTrips) {
-  const char *text = "cudal1-results 1\nbundle \ngpu \ndate \nwall-s 0\nresult v1 outcome=ok hash=0123456789abcdef0123456789abcdef"
+  const char *text = "cudal1-results 1\nbundle \ngpu \ndate \nwall-s 0\nresult v1 outcome=ok "
+                     "hash=0123456789abcdef0123456789abcdef"
                      " compiler=program compile-s=0 verify=- timed=no\n";
   Expected<EvalResults> p = parseResults(text, "r.txt");
   ASSERT_TRUE(p.ok()) << p.error().message();

@@ -54,8 +54,8 @@ struct Stencil {
     for (int i = 300; i < kN - 300; i += 1009)
       idx.push_back(i);
     for (int b = 1; b < 200; ++b) {
-      idx.push_back(b * 1024);           // in[i] == 0: nan's NaN
-      idx.push_back(b * 1024 - kR);      // in[i + R] == 0: off-by-one exact
+      idx.push_back(b * 1024);      // in[i] == 0: nan's NaN
+      idx.push_back(b * 1024 - kR); // in[i + R] == 0: off-by-one exact
     }
     for (int i = kN - 300; i < kN; ++i)
       idx.push_back(i);
@@ -131,9 +131,9 @@ Judged judge(const std::function<float(const Stencil &, int)> &variant) {
 }
 
 std::string first(const VerifyResult &r) {
-  return r.mismatches.empty() ? "" : r.mismatches[0].expected + " got " +
-                                         r.mismatches[0].got + " allowed " +
-                                         r.mismatches[0].allowed;
+  return r.mismatches.empty() ? ""
+                              : r.mismatches[0].expected + " got " + r.mismatches[0].got +
+                                    " allowed " + r.mismatches[0].allowed;
 }
 } // namespace
 
@@ -168,8 +168,7 @@ TEST(VerifyStencil, FastIsOftenBitwiseTheOriginal) {
 }
 
 TEST(VerifyStencil, OffByOneFailsExceptWhereTheDroppedTapIsZero) {
-  Judged j = judge(
-      [](const Stencil &s, int i) { return s.forward(i, kR - 1); });
+  Judged j = judge([](const Stencil &s, int i) { return s.forward(i, kR - 1); });
   EXPECT_FALSE(j.vr.pass);
   // Not every element: where in[i + R] == 0 the last tap adds nothing.
   EXPECT_LT(j.vr.badElements, j.sampled - 150);
@@ -242,9 +241,8 @@ TEST(VerifyStencil, UnwrittenOutputIsCountedAsSuch) {
   EXPECT_EQ(vr.badElements, v.size() - 1);
   ASSERT_EQ(vr.notes.size(), 1u);
   std::string n = std::to_string(v.size() - 1);
-  EXPECT_EQ(vr.notes[0], "launch 0 run 0 arg 2: " + n + " of " +
-                             std::to_string(v.size()) + " elements bad, " + n +
-                             " of them never written (0xFF poison)");
+  EXPECT_EQ(vr.notes[0], "launch 0 run 0 arg 2: " + n + " of " + std::to_string(v.size()) +
+                             " elements bad, " + n + " of them never written (0xFF poison)");
   // Written but wrong: no element counted as unwritten.
   VerifyResult wrong;
   std::vector<float> shifted(o);
@@ -253,6 +251,5 @@ TEST(VerifyStencil, UnwrittenOutputIsCountedAsSuch) {
   in.variant = shifted.data();
   compareBuffer(in, Tolerance(), wrong);
   ASSERT_EQ(wrong.notes.size(), 1u);
-  EXPECT_NE(wrong.notes[0].find(", 0 of them never written"),
-            std::string::npos);
+  EXPECT_NE(wrong.notes[0].find(", 0 of them never written"), std::string::npos);
 }

@@ -10,8 +10,7 @@ using namespace cudal1;
 
 namespace {
 VerifyResult run(const std::vector<float> &v, const std::vector<float> &o,
-                 const std::vector<double> *ref, bool fastMath = false,
-                 Tolerance tol = {}) {
+                 const std::vector<double> *ref, bool fastMath = false, Tolerance tol = {}) {
   VerifyResult r;
   CompareInput in;
   in.buffer = "arg 0";

@@ -27,19 +27,21 @@ TEST(CompileFlagsTest, TranslatesNvccSpellings) {
 }
 
 TEST(CompileFlagsTest, GencodeFormsGiveOneArchEach) {
-  TranslatedFlags t = translateCompileFlags({"-gencode", "arch=compute_80,code=sm_80",
-                                             "--generate-code=arch=compute_90,code=[compute_90,sm_90]",
-                                             "-gencode=arch=compute_90,code=sm_90"});
+  TranslatedFlags t =
+      translateCompileFlags({"-gencode", "arch=compute_80,code=sm_80",
+                             "--generate-code=arch=compute_90,code=[compute_90,sm_90]",
+                             "-gencode=arch=compute_90,code=sm_90"});
   EXPECT_EQ(std::count(t.args.begin(), t.args.end(), "--cuda-gpu-arch=sm_80"), 1);
   EXPECT_EQ(std::count(t.args.begin(), t.args.end(), "--cuda-gpu-arch=sm_90"), 1);
 }
 
 TEST(CompileFlagsTest, DropsNvccOnlyFlagsWithTheirValues) {
-  TranslatedFlags t = translateCompileFlags(
-      {"-lineinfo", "-ccbin", "g++-12", "-Xptxas", "-v", "--expt-extended-lambda", "-o", "k.o", "-c"});
+  TranslatedFlags t = translateCompileFlags({"-lineinfo", "-ccbin", "g++-12", "-Xptxas", "-v",
+                                             "--expt-extended-lambda", "-o", "k.o", "-c"});
   EXPECT_TRUE(t.args.empty()) << t.args.front();
-  EXPECT_TRUE(std::any_of(t.notes.begin(), t.notes.end(),
-                          [](const std::string &n) { return n.find("-ccbin g++-12") != std::string::npos; }));
+  EXPECT_TRUE(std::any_of(t.notes.begin(), t.notes.end(), [](const std::string &n) {
+    return n.find("-ccbin g++-12") != std::string::npos;
+  }));
 }
 
 TEST(CompileFlagsTest, HostCompilerOptionsPassThrough) {
@@ -55,9 +57,8 @@ TEST(CompileFlagsTest, AnalysisArgsAddLanguageArchAndToolchain) {
   EXPECT_TRUE(has(a, "cuda"));
   EXPECT_TRUE(has(a, "--cuda-gpu-arch=sm_90"));
   EXPECT_TRUE(has(a, "--cuda-host-only"));
-  EXPECT_TRUE(std::any_of(a.begin(), a.end(), [](const std::string &s) {
-    return s.rfind("--cuda-path=", 0) == 0;
-  }));
+  EXPECT_TRUE(std::any_of(a.begin(), a.end(),
+                          [](const std::string &s) { return s.rfind("--cuda-path=", 0) == 0; }));
   // A user's own architecture wins.
   std::vector<std::string> b = analysisArgs({"--cuda-gpu-arch=sm_80"}, nullptr);
   EXPECT_FALSE(has(b, "--cuda-gpu-arch=sm_90"));

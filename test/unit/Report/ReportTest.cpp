@@ -17,8 +17,7 @@ namespace {
 
 size_t count(const std::string &hay, const std::string &needle) {
   size_t n = 0;
-  for (size_t p = hay.find(needle); p != std::string::npos;
-       p = hay.find(needle, p + 1))
+  for (size_t p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + 1))
     ++n;
   return n;
 }
@@ -81,8 +80,7 @@ ReportData sampleData() {
 } // namespace
 
 TEST(Report, EscapesHtml) {
-  EXPECT_EQ(htmlEscape("<a href=\"x\">&'</a>"),
-            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;&lt;/a&gt;");
+  EXPECT_EQ(htmlEscape("<a href=\"x\">&'</a>"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;&lt;/a&gt;");
   EXPECT_EQ(htmlEscape("plain_text 1.5x"), "plain_text 1.5x");
 }
 
@@ -91,8 +89,7 @@ TEST(Report, UnifiedDiff) {
   std::string before, after;
   for (int i = 1; i <= 20; ++i) {
     before += "line" + std::to_string(i) + "\n";
-    after += (i == 5 ? std::string("changed5") : "line" + std::to_string(i)) +
-             "\n";
+    after += (i == 5 ? std::string("changed5") : "line" + std::to_string(i)) + "\n";
     if (i == 15)
       after += "inserted\n";
   }
@@ -102,8 +99,7 @@ TEST(Report, UnifiedDiff) {
             "@@ -14,4 +14,5 @@\n line14\n line15\n+inserted\n line16\n line17\n");
   // Changes close together share a hunk; a whole new file is one hunk.
   EXPECT_EQ(count(unifiedDiff(before, after, "a", "b", 5), "@@ -"), 1u);
-  EXPECT_EQ(unifiedDiff("", "x\ny\n", "a", "b"),
-            "--- a\n+++ b\n@@ -0,0 +1,2 @@\n+x\n+y\n");
+  EXPECT_EQ(unifiedDiff("", "x\ny\n", "a", "b"), "--- a\n+++ b\n@@ -0,0 +1,2 @@\n+x\n+y\n");
   EXPECT_EQ(unifiedDiff("x\n", "", "a", "b"), "--- a\n+++ b\n@@ -1,1 +0,0 @@\n-x\n");
 }
 
@@ -138,8 +134,7 @@ TEST(Report, TimingPlotDrawsEverySample) {
   // Samples map to x in order: the fastest dot is left of the slowest.
   std::regex cx("<circle class=\"sample\" cx=\"([0-9.]+)\"");
   std::vector<double> xs;
-  for (std::sregex_iterator it(svg.begin(), svg.end(), cx), end; it != end;
-       ++it)
+  for (std::sregex_iterator it(svg.begin(), svg.end(), cx), end; it != end; ++it)
     xs.push_back(std::stod((*it)[1]));
   ASSERT_EQ(xs.size(), 6u);
   EXPECT_LT(xs[3], xs[2]); // 0.9 ms left of 1.2 ms
@@ -175,8 +170,7 @@ TEST(Report, Roofline) {
   EXPECT_FALSE(nominalCeilings("Fake GPU").has_value());
 
   llvm::Expected<RooflineCeilings> m = parseCeilings(
-      "gpu: NVIDIA H200\nbw_gbs=4260.7 sgemm_gflops=51152 dgemm_gflops=56721\n",
-      "c.txt");
+      "gpu: NVIDIA H200\nbw_gbs=4260.7 sgemm_gflops=51152 dgemm_gflops=56721\n", "c.txt");
   ASSERT_TRUE(bool(m));
   EXPECT_DOUBLE_EQ(m->bandwidthGBs, 4260.7);
   EXPECT_DOUBLE_EQ(m->f64Gflops, 56721);
@@ -197,14 +191,12 @@ TEST(Report, PageStructure) {
   // One plot: `scale` has no timed variant.
   EXPECT_EQ(count(page, "<svg class=\"cudal1-plot\""), 1u);
   EXPECT_EQ(count(page, "<circle class=\"sample\""), 6u);
-  EXPECT_NE(page.find("data-kernels=\"2\" data-plots=\"1\" data-samples=\"6\""),
-            std::string::npos);
+  EXPECT_NE(page.find("data-kernels=\"2\" data-plots=\"1\" data-samples=\"6\""), std::string::npos);
   EXPECT_NE(page.find("3.000x [2.900, 3.100]"), std::string::npos);
   // User text is escaped everywhere: file name, details, the diff.
   EXPECT_EQ(page.find("app<1>"), std::string::npos);
   EXPECT_NE(page.find("app&lt;1&gt;.cu"), std::string::npos);
-  EXPECT_NE(page.find("expected &lt;1.25&gt; got &quot;1.375&quot; &amp; more"),
-            std::string::npos);
+  EXPECT_NE(page.find("expected &lt;1.25&gt; got &quot;1.375&quot; &amp; more"), std::string::npos);
   EXPECT_NE(page.find("<span class=\"del\">-int b;</span>"), std::string::npos);
   EXPECT_NE(page.find("<span class=\"add\">+int c;</span>"), std::string::npos);
   EXPECT_NE(page.find("<span class=\"ctx\"> // x &lt; y &amp;&amp; "
@@ -228,24 +220,20 @@ TEST(Report, PromisesOnlyTheSamplesItDraws) {
 TEST(Report, RooflineNotAvailableSaysWhy) {
   ReportData d = sampleData();
   d.programTimes = false;
-  EXPECT_NE(renderReport(d).find("n/a: the times are whole-process wall"),
-            std::string::npos);
+  EXPECT_NE(renderReport(d).find("n/a: the times are whole-process wall"), std::string::npos);
   d = sampleData();
   d.ceilings.reset();
   d.ceilingsNote = "no ceilings known for Fake GPU";
-  EXPECT_NE(renderReport(d).find("n/a: no ceilings known for Fake GPU"),
-            std::string::npos);
+  EXPECT_NE(renderReport(d).find("n/a: no ceilings known for Fake GPU"), std::string::npos);
   d = sampleData();
   d.floor.known = false;
-  EXPECT_NE(renderReport(d).find("n/a: the program prints no roofline floor"),
-            std::string::npos);
+  EXPECT_NE(renderReport(d).find("n/a: the program prints no roofline floor"), std::string::npos);
   d = sampleData();
   d.finalPlan.clear();
   d.tunedSource = d.originalSource;
   std::string page = renderReport(d);
   EXPECT_NE(page.find("original kept"), std::string::npos);
-  EXPECT_NE(page.find("The output is the original, unchanged."),
-            std::string::npos);
+  EXPECT_NE(page.find("The output is the original, unchanged."), std::string::npos);
 }
 
 namespace {

@@ -16,8 +16,8 @@ Plan plan(const std::string &text) {
   return p ? *p : Plan{};
 }
 
-TuneRecord record(const std::string &id, size_t kernel, const std::string &text,
-                  Outcome outcome, unsigned round, double ms, double baseMs) {
+TuneRecord record(const std::string &id, size_t kernel, const std::string &text, Outcome outcome,
+                  unsigned round, double ms, double baseMs) {
   TuneRecord r;
   r.candidate.id = id;
   r.candidate.kernel = kernel;
@@ -49,13 +49,13 @@ TEST(TuneReport, MapsRecordsOntoKernels) {
   space.kernels[1].name = "sum";
   TuneResult r;
   r.gpu = "G";
-  r.records = {record("v000", 0, "@scale: restrict", Outcome::Ok, 1, 48, 60),
-               record("v001", 1, "@sum: warp-reduce", Outcome::Ok, 1, 20, 60),
-               record("v002", 1, "@sum: launch-config(block=1024)", Outcome::Wrong, 1, 0, 0),
-               record("-", 0, "@scale: unroll(loop=0, factor=2)", Outcome::Refused, 0, 0, 0),
-               record("v003", 1, "@sum: restrict", Outcome::Ok, 2, 48, 61),
-               record("combined", SIZE_MAX, "@scale: restrict; @sum: warp-reduce", Outcome::Ok,
-                      3, 16, 62)};
+  r.records = {
+      record("v000", 0, "@scale: restrict", Outcome::Ok, 1, 48, 60),
+      record("v001", 1, "@sum: warp-reduce", Outcome::Ok, 1, 20, 60),
+      record("v002", 1, "@sum: launch-config(block=1024)", Outcome::Wrong, 1, 0, 0),
+      record("-", 0, "@scale: unroll(loop=0, factor=2)", Outcome::Refused, 0, 0, 0),
+      record("v003", 1, "@sum: restrict", Outcome::Ok, 2, 48, 61),
+      record("combined", SIZE_MAX, "@scale: restrict; @sum: warp-reduce", Outcome::Ok, 3, 16, 62)};
   r.best.resize(2);
   r.best[0].kernel = "scale";
   r.best[0].plan = plan("@scale: restrict");
@@ -74,8 +74,7 @@ TEST(TuneReport, MapsRecordsOntoKernels) {
   ASSERT_EQ(d.kernels[1].variants.size(), 3u);
   EXPECT_EQ(d.kernels[1].variants[1].detail, "why v002");
   EXPECT_EQ(d.kernels[1].variants[2].batch, 2u);
-  EXPECT_EQ(d.kernels[1].variants[0].samplesMs,
-            (std::vector<double>{20, 20.1}));
+  EXPECT_EQ(d.kernels[1].variants[0].samplesMs, (std::vector<double>{20, 20.1}));
   EXPECT_EQ(d.kernels[1].tried, 3u);
   // One baseline per evaluation that timed something, with its samples.
   ASSERT_EQ(d.baselines.size(), 3u);

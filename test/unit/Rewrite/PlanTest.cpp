@@ -21,7 +21,8 @@ std::string parseError(const std::string &text) {
 }
 
 TEST(PlanTest, ParsesScopesStepsAndParameters) {
-  Plan p = parseOk("@transpose: coalesce; launch-config(block=32x8); @#2: unroll(loop=0, factor=4)");
+  Plan p =
+      parseOk("@transpose: coalesce; launch-config(block=32x8); @#2: unroll(loop=0, factor=4)");
   ASSERT_EQ(p.steps.size(), 3u);
   EXPECT_EQ(p.steps[0].scope.kernel, "transpose");
   EXPECT_EQ(p.steps[0].transform, "coalesce");
@@ -93,7 +94,8 @@ TEST(PlanTest, ParsesDims) {
 namespace {
 
 TEST(PlanTest, HostScopes) {
-  Plan p = parseOk("@sync#3: drop-sync; @loop#1: graph; @#2: streams; @loop: unroll(loop=0, factor=2)");
+  Plan p =
+      parseOk("@sync#3: drop-sync; @loop#1: graph; @#2: streams; @loop: unroll(loop=0, factor=2)");
   ASSERT_EQ(p.steps.size(), 4u);
   EXPECT_EQ(p.steps[0].scope.sync, 3);
   EXPECT_EQ(p.steps[0].scope.loop, -1);
@@ -103,7 +105,8 @@ TEST(PlanTest, HostScopes) {
   EXPECT_EQ(p.steps[2].scope.loop, -1);
   EXPECT_EQ(p.steps[3].scope.kernel, "loop"); // a kernel named loop is still a kernel
   std::string text = printPlan(p);
-  EXPECT_EQ(text, "@sync#3: drop-sync; @loop#1: graph; @#2: streams; @loop: unroll(loop=0, factor=2)");
+  EXPECT_EQ(text,
+            "@sync#3: drop-sync; @loop#1: graph; @#2: streams; @loop: unroll(loop=0, factor=2)");
   EXPECT_EQ(parseOk(text), p);
   EXPECT_NE(parseError("@block#1: graph")
                 .find("plan:1:7: error: expected 'loop', 'sync' or 'copy' before '#'"),

@@ -1,7 +1,7 @@
 // Results are bound to the plan and source they measured (issue 19): the
 // split path's import refuses a result whose hash does not match the bundle.
-#include "cudal1/Tune/ProgramEvaluator.h"
 #include "cudal1/Capture/CaptureFile.h"
+#include "cudal1/Tune/ProgramEvaluator.h"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +12,7 @@ using namespace cudal1;
 
 namespace {
 
-Candidate candidate(const std::string &id, const std::string &planText,
-                    const std::string &source) {
+Candidate candidate(const std::string &id, const std::string &planText, const std::string &source) {
   Candidate c;
   c.id = id;
   c.kernel = 0;

@@ -55,7 +55,8 @@ TEST(ReplayEvaluator, LaunchOverrideFollowsThePass) {
   ASSERT_TRUE(co.hasGrid && co.hasBlock);
   EXPECT_EQ(co.grid[0], (4096u + 2) / 3);
   EXPECT_EQ(co.block[0], 256u);
-  LaunchOverride both = replayLaunch(plan("@k: launch-config(block=32x8); @k: coarsen(factor=2)"), c);
+  LaunchOverride both =
+      replayLaunch(plan("@k: launch-config(block=32x8); @k: coarsen(factor=2)"), c);
   EXPECT_EQ(both.block[0], 32u);
   EXPECT_EQ(both.block[1], 8u);
   EXPECT_EQ(both.grid[0], (4096u * 256u / 32u + 1) / 2);
@@ -137,8 +138,7 @@ class Scripted : public VariantEvaluator {
 public:
   explicit Scripted(Judge j, bool failing = false) : judge(j), failing(failing) {}
   std::vector<std::string> seen;
-  llvm::Expected<std::vector<CandidateResult>>
-  evaluate(const std::vector<Candidate> &cs) override {
+  llvm::Expected<std::vector<CandidateResult>> evaluate(const std::vector<Candidate> &cs) override {
     if (failing)
       return llvm::createStringError(llvm::inconvertibleErrorCode(), "no capture");
     std::vector<CandidateResult> out;
@@ -175,11 +175,10 @@ TEST(JudgingEvaluator, ChoosesTheJudgePerPlan) {
                                         : whyNotReplayable(c.variant.plan, 1);
       },
       program, [&](const std::string &m) { notes.push_back(m); });
-  std::vector<Candidate> cs = {cand("v1", 0, "@sum_squares: warp-reduce"),
-                               cand("v2", 1, "@scale: fuse"),
-                               cand("v3", 0, "@sum_squares: launch-config(block=128)"),
-                               cand("v4", 2, "@sync#0: drop-sync"),
-                               cand("combined", kCombination, "@sum_squares: warp-reduce")};
+  std::vector<Candidate> cs = {
+      cand("v1", 0, "@sum_squares: warp-reduce"), cand("v2", 1, "@scale: fuse"),
+      cand("v3", 0, "@sum_squares: launch-config(block=128)"), cand("v4", 2, "@sync#0: drop-sync"),
+      cand("combined", kCombination, "@sum_squares: warp-reduce")};
   llvm::Expected<std::vector<CandidateResult>> r = j.evaluate(cs);
   ASSERT_TRUE(bool(r));
   ASSERT_EQ(r->size(), 5u);

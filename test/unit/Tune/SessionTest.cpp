@@ -1,9 +1,9 @@
 // The tuning session as a library call: a scripted evaluator measures, a
 // database records, and a second session's strategy sees what the first
 // one left there (features and exemplars) in its KernelState.
+#include "cudal1/Tune/Session.h"
 #include "cudal1/Frontend/CompileFlags.h"
 #include "cudal1/Tune/Reproduce.h"
-#include "cudal1/Tune/Session.h"
 #include "cudal1/TuneDB/TuneDB.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -29,8 +29,7 @@ RewriteInput input() {
 /// warp-reduce is 3x, everything else 1.05x; all verify.
 class Scripted : public VariantEvaluator {
 public:
-  llvm::Expected<std::vector<CandidateResult>>
-  evaluate(const std::vector<Candidate> &cs) override {
+  llvm::Expected<std::vector<CandidateResult>> evaluate(const std::vector<Candidate> &cs) override {
     std::vector<CandidateResult> out;
     for (const Candidate &c : cs) {
       CandidateResult r;
@@ -162,8 +161,7 @@ namespace {
 /// machine did, not the plan), which the check's interval must absorb.
 class Drifting : public Scripted {
 public:
-  llvm::Expected<std::vector<CandidateResult>>
-  evaluate(const std::vector<Candidate> &cs) override {
+  llvm::Expected<std::vector<CandidateResult>> evaluate(const std::vector<Candidate> &cs) override {
     std::vector<CandidateResult> out;
     for (const Candidate &c : cs) {
       CandidateResult r;
@@ -188,7 +186,8 @@ TEST_F(SessionTest, AGainThatWasDriftFailsTheReproducibilityCheck) {
   std::string log;
   SessionStatus st = runSession(input(), options(log), &ev, &*db);
   ASSERT_EQ(st.kind, SessionStatus::Ok) << st.message;
-  EXPECT_NE(log.find("reproducibility check: 1.200x [1.190, 1.210], original drift 23.1%, checked interval [0.975, 1.477]: failed"),
+  EXPECT_NE(log.find("reproducibility check: 1.200x [1.190, 1.210], original drift 23.1%, checked "
+                     "interval [0.975, 1.477]: failed"),
             std::string::npos)
       << log;
   EXPECT_NE(log.find("did not hold up in the reproducibility check"), std::string::npos) << log;
@@ -200,8 +199,8 @@ TEST_F(SessionTest, AGainThatWasDriftFailsTheReproducibilityCheck) {
   bool recorded = false;
   llvm::Error e = db->forEachMeasurement([&](const Measurement &m) {
     // Under the file's program entry, with the interval widened by the drift.
-    recorded |= llvm::StringRef(m.kernelKey).starts_with("program:") &&
-                m.speedupLo.value_or(2) < 1.0;
+    recorded |=
+        llvm::StringRef(m.kernelKey).starts_with("program:") && m.speedupLo.value_or(2) < 1.0;
     return llvm::Error::success();
   });
   ASSERT_FALSE(bool(e)) << llvm::toString(std::move(e));

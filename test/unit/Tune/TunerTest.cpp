@@ -1,8 +1,8 @@
 // The tuning loop with a scripted evaluator (the real one is covered by the
 // GPU tests): strategies, budgets, refused plans, the choice of the best and
 // the verified combination.
-#include "cudal1/Frontend/CompileFlags.h"
 #include "cudal1/Tune/Tuner.h"
+#include "cudal1/Frontend/CompileFlags.h"
 
 #include <set>
 
@@ -32,8 +32,7 @@ RewriteInput input(const std::string &name = "tune-me.cu") {
 class ScriptedEvaluator : public VariantEvaluator {
 public:
   std::vector<std::vector<std::string>> batches;
-  llvm::Expected<std::vector<CandidateResult>>
-  evaluate(const std::vector<Candidate> &cs) override {
+  llvm::Expected<std::vector<CandidateResult>> evaluate(const std::vector<Candidate> &cs) override {
     std::vector<CandidateResult> out;
     batches.emplace_back();
     for (const Candidate &c : cs) {
@@ -188,7 +187,7 @@ TEST(Tuner, WithoutACombinationOnlyTheSingleBestIsFinal) {
   ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
   ASSERT_EQ(r->best.size(), 2u);
   EXPECT_FALSE(r->best[0].plan.steps.empty()); // scale: faster alone...
-  EXPECT_FALSE(r->best[0].inFinal);      // ...but never measured with sum's plan
+  EXPECT_FALSE(r->best[0].inFinal);            // ...but never measured with sum's plan
   EXPECT_TRUE(r->best[1].inFinal);
   EXPECT_EQ(r->finalPlan, r->best[1].plan);
 }
@@ -306,9 +305,8 @@ TEST(Tuner, WrongAndCrashingVariantsAreNeverChosen) {
   // offer.
   for (TuneKernel &k : s.kernels)
     for (auto it = k.steps.begin(); it != k.steps.end();)
-      it = it->transform == "launch-config" || it->transform == "restrict"
-               ? it + 1
-               : k.steps.erase(it);
+      it = it->transform == "launch-config" || it->transform == "restrict" ? it + 1
+                                                                           : k.steps.erase(it);
   std::unique_ptr<SearchStrategy> st = makeStrategy("random", 7);
   TuneOptions o;
   o.budget = 12;
@@ -325,7 +323,7 @@ TEST(Tuner, WrongAndCrashingVariantsAreNeverChosen) {
       EXPECT_TRUE(plans.insert(rec.candidate.planText()).second)
           << "proposed twice: " << rec.candidate.planText();
   }
-  EXPECT_GT(wrong, 0u); // the scripted faults were proposed...
+  EXPECT_GT(wrong, 0u);               // the scripted faults were proposed...
   for (const KernelBest &b : r->best) // ...and never chosen
     EXPECT_EQ(printPlan(b.plan).find("block=1024"), std::string::npos);
   EXPECT_EQ(printPlan(r->finalPlan).find("block=1024"), std::string::npos);
@@ -362,9 +360,8 @@ TEST(Strategy, UnknownNameIsNull) {
 TEST(Strategy, HeuristicPairsFollowTheSingles) {
   KernelState k;
   k.name = "k";
-  k.steps = {step("@k: restrict"), step("@k: warp-reduce"),
-             step("@k: unroll(loop=0, factor=4)"), step("@k: unroll(loop=0, factor=8)"),
-             step("@k: fast-math")}; // fast-math: never
+  k.steps = {step("@k: restrict"), step("@k: warp-reduce"), step("@k: unroll(loop=0, factor=4)"),
+             step("@k: unroll(loop=0, factor=8)"), step("@k: fast-math")}; // fast-math: never
   std::unique_ptr<SearchStrategy> st = makeStrategy("heuristic", 1);
   std::vector<Proposal> p = st->propose(k, 20);
   std::vector<std::string> texts;

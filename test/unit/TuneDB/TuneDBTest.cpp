@@ -72,7 +72,8 @@ std::string query(const std::string &path, const std::string &sql) {
 }
 
 int64_t count(const std::string &path, const std::string &table, const std::string &where = "") {
-  std::string v = query(path, "SELECT count(*) FROM " + table + (where.empty() ? "" : " WHERE " + where));
+  std::string v =
+      query(path, "SELECT count(*) FROM " + table + (where.empty() ? "" : " WHERE " + where));
   return std::strtoll(v.c_str(), nullptr, 10);
 }
 
@@ -106,8 +107,7 @@ std::string fingerprint(const std::string &path) {
 
 void execSql(const std::string &path, const std::string &sql) {
   sqlite3 *db = nullptr;
-  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                            nullptr),
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr),
             SQLITE_OK);
   char *msg = nullptr;
   int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &msg);
@@ -211,10 +211,10 @@ TuneDBOptions readOnly(unsigned busyMs = 200) {
   return o;
 }
 
-#define ASSERT_OK(x)                                                                   \
-  do {                                                                                 \
-    if (llvm::Error err_ = (x))                                                        \
-      FAIL() << llvm::toString(std::move(err_));                                       \
+#define ASSERT_OK(x)                                                                               \
+  do {                                                                                             \
+    if (llvm::Error err_ = (x))                                                                    \
+      FAIL() << llvm::toString(std::move(err_));                                                   \
   } while (0)
 
 /// The error text of an Expected that must have failed.
@@ -289,8 +289,8 @@ TEST_F(TuneDBTest, MeasurementsRoundTrip) {
   now.measuredAt.clear();
   llvm::Expected<int64_t> id = db->recordMeasurement(now);
   ASSERT_TRUE(bool(id));
-  std::string at = query(file("t.db"), "SELECT measured_at FROM measurements WHERE id = " +
-                                           std::to_string(*id));
+  std::string at =
+      query(file("t.db"), "SELECT measured_at FROM measurements WHERE id = " + std::to_string(*id));
   EXPECT_EQ(at.size(), 20u) << at;
   EXPECT_EQ(at.back(), 'Z');
 
@@ -384,11 +384,10 @@ TEST_F(TuneDBTest, RefusesWhatIsNotAMeasurement) {
             std::string::npos);
   EXPECT_NE(errorFor([](Measurement &m) { m.outcome = "fine"; }).find("unknown outcome 'fine'"),
             std::string::npos);
-  EXPECT_NE(errorFor([](Measurement &m) { m.plan = "__global__ void k() {\n}"; })
-                .find("never source"),
-            std::string::npos);
-  EXPECT_NE(errorFor([](Measurement &m) { m.plan = std::string(20000, 'a'); })
-                .find("never source"),
+  EXPECT_NE(
+      errorFor([](Measurement &m) { m.plan = "__global__ void k() {\n}"; }).find("never source"),
+      std::string::npos);
+  EXPECT_NE(errorFor([](Measurement &m) { m.plan = std::string(20000, 'a'); }).find("never source"),
             std::string::npos);
   EXPECT_NE(errorFor([](Measurement &m) { m.speedup = std::nan(""); }).find("not a finite"),
             std::string::npos);
@@ -412,7 +411,9 @@ TEST_F(TuneDBTest, ReadOnlyOpen) {
   EXPECT_NE(err.find("no tuning database at"), std::string::npos) << err;
   EXPECT_FALSE(llvm::sys::fs::exists(file("missing.db")));
 
-  { std::ofstream(file("empty.db")); }
+  {
+    std::ofstream(file("empty.db"));
+  }
   err = errorOf(TuneDB::open(file("empty.db"), readOnly()));
   EXPECT_NE(err.find("is empty"), std::string::npos) << err;
 
@@ -468,8 +469,8 @@ TEST_F(TuneDBTest, RefusesForeignAndNewerFiles) {
 /// A database made by the frozen schema file of `version` (as an older
 /// cudal1 made it), with one measurement.
 void makeFrozen(const std::string &path, int version) {
-  std::string sql = readFile(std::string(TUNEDB_INPUTS) + "/schema-v" + std::to_string(version) +
-                             ".sql");
+  std::string sql =
+      readFile(std::string(TUNEDB_INPUTS) + "/schema-v" + std::to_string(version) + ".sql");
   ASSERT_FALSE(sql.empty());
   execSql(path, sql);
   execSql(path,
@@ -554,8 +555,7 @@ TEST_F(TuneDBTest, FailedMigrationChangesNothing) {
   std::string step = "migrating from schema version " + std::to_string(tuneDBSchemaVersion()) +
                      " to " + std::to_string(tuneDBSchemaVersion() + 1) +
                      " (power per measurement)";
-  EXPECT_NE(err.find(step), std::string::npos)
-      << err;
+  EXPECT_NE(err.find(step), std::string::npos) << err;
   EXPECT_NE(err.find("no_such_function"), std::string::npos) << err;
   EXPECT_EQ(query(file("old.db"), "PRAGMA user_version"), "1");
   EXPECT_EQ(query(file("old.db"), "SELECT count(*) FROM pragma_table_info('measurements') "
@@ -628,8 +628,8 @@ TEST_F(TuneDBTest, WriterKilledAtRandomKeepsEveryCommit) {
     EXPECT_GE(thisRound, seen);
     lastCommitted = int(perSession.size());
     // The next round's writer appends from loop-0 again: clear the sessions.
-    execSql(file("t.db"), "UPDATE measurements SET session = 'round" + std::to_string(round) +
-                              "-' || session");
+    execSql(file("t.db"),
+            "UPDATE measurements SET session = 'round" + std::to_string(round) + "-' || session");
   }
   EXPECT_GT(lastCommitted, 0);
 }
@@ -676,8 +676,7 @@ TEST_F(TuneDBTest, LookupWhileAnotherProcessHoldsTheWriteLock) {
   auto start = std::chrono::steady_clock::now();
   PlanLookup lookup(file("t.db"));
   std::optional<BestChoice> b = lookup.find({"k#1", "sm_90", "", "*"});
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_TRUE(b);
   EXPECT_EQ(b->plan, "coalesce");
   EXPECT_TRUE(lookup.takeWarnings().empty());
@@ -702,11 +701,12 @@ TEST_F(TuneDBTest, GarbageFileIsRefusedAndLookupsFailOpen) {
   std::mt19937 rng(1);
   for (char &ch : garbage)
     ch = char(rng());
-  { std::ofstream(file("bad.db"), std::ios::binary) << garbage; }
+  {
+    std::ofstream(file("bad.db"), std::ios::binary) << garbage;
+  }
 
   std::string err = errorOf(TuneDB::open(file("bad.db")));
-  EXPECT_NE(err.find("'" + file("bad.db") + "' is not a cudal1 tuning database"),
-            std::string::npos)
+  EXPECT_NE(err.find("'" + file("bad.db") + "' is not a cudal1 tuning database"), std::string::npos)
       << err;
   EXPECT_NE(err.find("not a database"), std::string::npos) << err;
   EXPECT_EQ(readFile(file("bad.db")), garbage); // a writer did not "repair" it
@@ -748,7 +748,9 @@ TEST_F(TuneDBTest, DamagedPagesFailOpen) {
   std::mt19937 rng(2);
   for (size_t i = 4096; i < bytes.size(); ++i)
     bytes[i] = char(rng());
-  { std::ofstream(file("t.db"), std::ios::binary | std::ios::trunc) << bytes; }
+  {
+    std::ofstream(file("t.db"), std::ios::binary | std::ios::trunc) << bytes;
+  }
 
   PlanLookup lookup(file("t.db"));
   EXPECT_FALSE(lookup.find({"k#7", "sm_90", "", "*"}));
@@ -758,7 +760,9 @@ TEST_F(TuneDBTest, DamagedPagesFailOpen) {
 
   // A truncated file: the same, never a crash.
   bytes.resize(bytes.size() / 3);
-  { std::ofstream(file("t.db"), std::ios::binary | std::ios::trunc) << bytes; }
+  {
+    std::ofstream(file("t.db"), std::ios::binary | std::ios::trunc) << bytes;
+  }
   PlanLookup truncated(file("t.db"));
   EXPECT_FALSE(truncated.find({"k#7", "sm_90", "", "*"}));
   EXPECT_FALSE(truncated.takeWarnings().empty());
@@ -771,7 +775,9 @@ TEST_F(TuneDBTest, DamagedPagesFailOpen) {
 /// A database whose `gpus` is a view over an unbounded recursive query:
 /// before the table check, opening it and --db-stats never returned.
 TEST_F(TuneDBTest, ViewInPlaceOfATableIsRefusedAtOnce) {
-  { ASSERT_TRUE(bool(TuneDB::open(file("t.db")))); }
+  {
+    ASSERT_TRUE(bool(TuneDB::open(file("t.db"))));
+  }
   execSql(file("t.db"), "PRAGMA foreign_keys = OFF; DROP TABLE gpus; "
                         "CREATE VIEW gpus(id, name, arch) AS WITH RECURSIVE n(i) AS "
                         "(SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT i, 'x', 'sm_90' FROM n");
@@ -793,7 +799,9 @@ TEST_F(TuneDBTest, ViewInPlaceOfATableIsRefusedAtOnce) {
 }
 
 TEST_F(TuneDBTest, MissingTableIsRefused) {
-  { ASSERT_TRUE(bool(TuneDB::open(file("t.db")))); }
+  {
+    ASSERT_TRUE(bool(TuneDB::open(file("t.db"))));
+  }
   execSql(file("t.db"), "PRAGMA foreign_keys = OFF; DROP VIEW best_view; DROP TABLE best");
   std::string err = errorOf(TuneDB::open(file("t.db"), readOnly()));
   EXPECT_NE(err.find("not a cudal1 tuning database (no table 'best')"), std::string::npos) << err;
@@ -802,7 +810,9 @@ TEST_F(TuneDBTest, MissingTableIsRefused) {
 /// SQL that runs forever inside a table's trigger (what a check of object
 /// types cannot see) is stopped by the query deadline.
 TEST_F(TuneDBTest, QueryDeadlineStopsEndlessSql) {
-  { ASSERT_TRUE(bool(TuneDB::open(file("t.db")))); }
+  {
+    ASSERT_TRUE(bool(TuneDB::open(file("t.db"))));
+  }
   execSql(file("t.db"), "CREATE TRIGGER forever AFTER INSERT ON plans BEGIN "
                         "SELECT count(*) FROM (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL "
                         "SELECT i + 1 FROM n) SELECT i FROM n); END");
@@ -812,8 +822,7 @@ TEST_F(TuneDBTest, QueryDeadlineStopsEndlessSql) {
   ASSERT_TRUE(bool(db)) << errorOf(std::move(db));
   auto start = std::chrono::steady_clock::now();
   std::string err = errorOf(db->recordMeasurement(sample("k#1", "coalesce", 1.5)));
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_NE(err.find("took longer than 300 ms"), std::string::npos) << err;
   EXPECT_LT(seconds, 2.0);
   // The connection is usable afterwards, and nothing was half written.

@@ -18,8 +18,7 @@ using namespace cudal1;
 namespace {
 int clampIdx(int j, int n) { return j < 0 ? 0 : (j >= n ? n - 1 : j); }
 
-void writeSource(const std::string &dir, const std::string &tag,
-                 bool reference = false) {
+void writeSource(const std::string &dir, const std::string &tag, bool reference = false) {
   std::ofstream f(dir + "/" + tag + ".cu");
   if (tag == "broken") {
     f << "extern \"C\" __global__ void stencil(float *o) { o[0] = ; }\n";
@@ -59,8 +58,7 @@ TEST(EvalFakeDriver, VerdictsOfTheStencilFamily) {
   l.kernelKey = "stencil";
   l.grid[0] = n / 256;
   l.block[0] = 256;
-  auto addAlloc = [&](const std::vector<float> &before,
-                      const std::vector<float> &after) {
+  auto addAlloc = [&](const std::vector<float> &before, const std::vector<float> &after) {
     CapturedAlloc a;
     a.size = before.size() * 4;
     a.before.resize(a.size);
@@ -89,8 +87,8 @@ TEST(EvalFakeDriver, VerdictsOfTheStencilFamily) {
   ASSERT_TRUE(writeCaptureFile(dir + "/demo.capture", cf).ok());
 
   // 2. The bundle.
-  for (const char *t : {"original", "fast", "slow", "offbyone", "nan",
-                        "pastend", "memo", "lazy", "illegal", "hang", "broken"})
+  for (const char *t : {"original", "fast", "slow", "offbyone", "nan", "pastend", "memo", "lazy",
+                        "illegal", "hang", "broken"})
     writeSource(dir, t);
   writeSource(dir, "reference", true);
   std::ofstream(dir + "/manifest.txt")
@@ -107,9 +105,9 @@ TEST(EvalFakeDriver, VerdictsOfTheStencilFamily) {
 
   // 3. Evaluate with the fake driver first on the library path.
   std::string results = dir + "/results.txt";
-  ProcessResult p = runProcess(
-      {CUDAL1_EVAL_EXE, dir, "--window", "2", "--timeout", "5", "-o", results},
-      300, {std::string("LD_LIBRARY_PATH=") + FAKE_CUDA_DIR});
+  ProcessResult p =
+      runProcess({CUDAL1_EVAL_EXE, dir, "--window", "2", "--timeout", "5", "-o", results}, 300,
+                 {std::string("LD_LIBRARY_PATH=") + FAKE_CUDA_DIR});
   ASSERT_TRUE(p.exited && p.exitCode == 0) << p.describe() << "\n" << p.output;
   Expected<EvalResults> r = readResults(results);
   ASSERT_TRUE(r.ok()) << r.error().message();

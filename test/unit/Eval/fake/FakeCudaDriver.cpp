@@ -58,8 +58,7 @@ bool stencilThread(const std::string &tag, void **p, long i) {
   return true;
 }
 
-CUresult launch(const std::string &tag, unsigned gx, unsigned bx,
-                void **p) {
+CUresult launch(const std::string &tag, unsigned gx, unsigned bx, void **p) {
   long threads = long(gx) * bx;
   if (tag == "hang")
     for (;;)
@@ -103,11 +102,26 @@ CUresult launch(const std::string &tag, unsigned gx, unsigned bx,
 }
 
 CUresult fInit(unsigned) { return CUDA_SUCCESS; }
-CUresult fGetCount(int *c) { *c = 1; return CUDA_SUCCESS; }
-CUresult fGet(CUdevice *d, int o) { *d = o; return o == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE; }
-CUresult fGetName(char *name, int len, CUdevice) { std::strncpy(name, "Fake GPU", len); return CUDA_SUCCESS; }
-CUresult fGetAttr(int *v, CUdevice_attribute, CUdevice) { *v = 1 << 20; return CUDA_SUCCESS; }
-CUresult fRetain(CUcontext *c, CUdevice) { *c = reinterpret_cast<CUcontext>(0x1234); return CUDA_SUCCESS; }
+CUresult fGetCount(int *c) {
+  *c = 1;
+  return CUDA_SUCCESS;
+}
+CUresult fGet(CUdevice *d, int o) {
+  *d = o;
+  return o == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+CUresult fGetName(char *name, int len, CUdevice) {
+  std::strncpy(name, "Fake GPU", len);
+  return CUDA_SUCCESS;
+}
+CUresult fGetAttr(int *v, CUdevice_attribute, CUdevice) {
+  *v = 1 << 20;
+  return CUDA_SUCCESS;
+}
+CUresult fRetain(CUcontext *c, CUdevice) {
+  *c = reinterpret_cast<CUcontext>(0x1234);
+  return CUDA_SUCCESS;
+}
 CUresult fSetCurrent(CUcontext) { return CUDA_SUCCESS; }
 CUresult fSync() { return sticky; }
 CUresult fLoad(CUmodule *m, const void *image) {
@@ -133,34 +147,64 @@ CUresult fLoad(CUmodule *m, const void *image) {
 CUresult fGetFunction(CUfunction *f, CUmodule m, const char *name) {
   if (std::strcmp(name, "stencil") && std::strcmp(name, "stencil_ref"))
     return CUDA_ERROR_NOT_FOUND;
-  *f = reinterpret_cast<CUfunction>(
-      new Function{reinterpret_cast<Module *>(m)->tag, name});
+  *f = reinterpret_cast<CUfunction>(new Function{reinterpret_cast<Module *>(m)->tag, name});
   return CUDA_SUCCESS;
 }
 CUresult fUnload(CUmodule) { return CUDA_SUCCESS; }
-CUresult fFuncGetAttr(int *v, CUfunction_attribute, CUfunction) { *v = 0; return CUDA_SUCCESS; }
+CUresult fFuncGetAttr(int *v, CUfunction_attribute, CUfunction) {
+  *v = 0;
+  return CUDA_SUCCESS;
+}
 CUresult fFuncSetAttr(CUfunction, CUfunction_attribute, int) { return CUDA_SUCCESS; }
-CUresult fAlloc(CUdeviceptr *p, size_t n) { *p = CUdeviceptr(std::malloc(n ? n : 1)); return CUDA_SUCCESS; }
-CUresult fFree(CUdeviceptr p) { std::free(reinterpret_cast<void *>(p)); return CUDA_SUCCESS; }
-CUresult fHtoD(CUdeviceptr d, const void *s, size_t n) { std::memcpy((void *)d, s, n); return sticky; }
-CUresult fDtoH(void *d, CUdeviceptr s, size_t n) { std::memcpy(d, (void *)s, n); return sticky; }
-CUresult fDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream) { std::memcpy((void *)d, (void *)s, n); return sticky; }
-CUresult fMemset8(CUdeviceptr d, unsigned char c, size_t n) { std::memset((void *)d, c, n); return sticky; }
-CUresult fMemset8Async(CUdeviceptr d, unsigned char c, size_t n, CUstream) { std::memset((void *)d, c, n); return sticky; }
-CUresult fMemset32Async(CUdeviceptr d, unsigned v, size_t n, CUstream) {
-  unsigned *p = reinterpret_cast<unsigned *>(d);
-  for (size_t i = 0; i < n; ++i) p[i] = v;
+CUresult fAlloc(CUdeviceptr *p, size_t n) {
+  *p = CUdeviceptr(std::malloc(n ? n : 1));
+  return CUDA_SUCCESS;
+}
+CUresult fFree(CUdeviceptr p) {
+  std::free(reinterpret_cast<void *>(p));
+  return CUDA_SUCCESS;
+}
+CUresult fHtoD(CUdeviceptr d, const void *s, size_t n) {
+  std::memcpy((void *)d, s, n);
   return sticky;
 }
-CUresult fLaunch(CUfunction f, unsigned gx, unsigned, unsigned, unsigned bx,
-                 unsigned, unsigned, unsigned, CUstream, void **params, void **) {
+CUresult fDtoH(void *d, CUdeviceptr s, size_t n) {
+  std::memcpy(d, (void *)s, n);
+  return sticky;
+}
+CUresult fDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream) {
+  std::memcpy((void *)d, (void *)s, n);
+  return sticky;
+}
+CUresult fMemset8(CUdeviceptr d, unsigned char c, size_t n) {
+  std::memset((void *)d, c, n);
+  return sticky;
+}
+CUresult fMemset8Async(CUdeviceptr d, unsigned char c, size_t n, CUstream) {
+  std::memset((void *)d, c, n);
+  return sticky;
+}
+CUresult fMemset32Async(CUdeviceptr d, unsigned v, size_t n, CUstream) {
+  unsigned *p = reinterpret_cast<unsigned *>(d);
+  for (size_t i = 0; i < n; ++i)
+    p[i] = v;
+  return sticky;
+}
+CUresult fLaunch(CUfunction f, unsigned gx, unsigned, unsigned, unsigned bx, unsigned, unsigned,
+                 unsigned, CUstream, void **params, void **) {
   if (sticky != CUDA_SUCCESS)
     return sticky;
   Function *fn = reinterpret_cast<Function *>(f);
   return launch(fn->name == "stencil_ref" ? "reference" : fn->tag, gx, bx, params);
 }
-CUresult fEventCreate(CUevent *e, unsigned) { *e = reinterpret_cast<CUevent>(new int(0)); return CUDA_SUCCESS; }
-CUresult fEventRecord(CUevent e, CUstream) { events[e] = Clock::now(); return sticky; }
+CUresult fEventCreate(CUevent *e, unsigned) {
+  *e = reinterpret_cast<CUevent>(new int(0));
+  return CUDA_SUCCESS;
+}
+CUresult fEventRecord(CUevent e, CUstream) {
+  events[e] = Clock::now();
+  return sticky;
+}
 CUresult fEventSync(CUevent) { return sticky; }
 CUresult fElapsed(float *ms, CUevent a, CUevent b) {
   *ms = std::chrono::duration<float, std::milli>(events[b] - events[a]).count();
@@ -170,48 +214,65 @@ CUresult fErrName(CUresult r, const char **s) {
   *s = r == CUDA_ERROR_ILLEGAL_ADDRESS ? "CUDA_ERROR_ILLEGAL_ADDRESS" : "CUDA_ERROR_FAKE";
   return CUDA_SUCCESS;
 }
-CUresult fErrString(CUresult, const char **s) { *s = "fake driver error"; return CUDA_SUCCESS; }
+CUresult fErrString(CUresult, const char **s) {
+  *s = "fake driver error";
+  return CUDA_SUCCESS;
+}
 
 struct Entry {
   const char *name;
   void *fn;
 };
-const Entry kEntries[] = {
-    {"cuInit", (void *)fInit}, {"cuDeviceGetCount", (void *)fGetCount},
-    {"cuDeviceGet", (void *)fGet}, {"cuDeviceGetName", (void *)fGetName},
-    {"cuDeviceGetAttribute", (void *)fGetAttr},
-    {"cuDevicePrimaryCtxRetain", (void *)fRetain},
-    {"cuCtxSetCurrent", (void *)fSetCurrent}, {"cuCtxSynchronize", (void *)fSync},
-    {"cuModuleLoadData", (void *)fLoad}, {"cuModuleGetFunction", (void *)fGetFunction},
-    {"cuModuleUnload", (void *)fUnload}, {"cuFuncGetAttribute", (void *)fFuncGetAttr},
-    {"cuFuncSetAttribute", (void *)fFuncSetAttr}, {"cuMemAlloc", (void *)fAlloc},
-    {"cuMemFree", (void *)fFree}, {"cuMemcpyHtoD", (void *)fHtoD},
-    {"cuMemcpyDtoH", (void *)fDtoH}, {"cuMemcpyDtoDAsync", (void *)fDtoDAsync},
-    {"cuMemsetD8", (void *)fMemset8}, {"cuMemsetD8Async", (void *)fMemset8Async},
-    {"cuMemsetD32Async", (void *)fMemset32Async}, {"cuLaunchKernel", (void *)fLaunch},
-    {"cuEventCreate", (void *)fEventCreate}, {"cuEventRecord", (void *)fEventRecord},
-    {"cuEventSynchronize", (void *)fEventSync},
-    {"cuEventElapsedTime", (void *)fElapsed}, {"cuGetErrorName", (void *)fErrName},
-    {"cuGetErrorString", (void *)fErrString}};
+const Entry kEntries[] = {{"cuInit", (void *)fInit},
+                          {"cuDeviceGetCount", (void *)fGetCount},
+                          {"cuDeviceGet", (void *)fGet},
+                          {"cuDeviceGetName", (void *)fGetName},
+                          {"cuDeviceGetAttribute", (void *)fGetAttr},
+                          {"cuDevicePrimaryCtxRetain", (void *)fRetain},
+                          {"cuCtxSetCurrent", (void *)fSetCurrent},
+                          {"cuCtxSynchronize", (void *)fSync},
+                          {"cuModuleLoadData", (void *)fLoad},
+                          {"cuModuleGetFunction", (void *)fGetFunction},
+                          {"cuModuleUnload", (void *)fUnload},
+                          {"cuFuncGetAttribute", (void *)fFuncGetAttr},
+                          {"cuFuncSetAttribute", (void *)fFuncSetAttr},
+                          {"cuMemAlloc", (void *)fAlloc},
+                          {"cuMemFree", (void *)fFree},
+                          {"cuMemcpyHtoD", (void *)fHtoD},
+                          {"cuMemcpyDtoH", (void *)fDtoH},
+                          {"cuMemcpyDtoDAsync", (void *)fDtoDAsync},
+                          {"cuMemsetD8", (void *)fMemset8},
+                          {"cuMemsetD8Async", (void *)fMemset8Async},
+                          {"cuMemsetD32Async", (void *)fMemset32Async},
+                          {"cuLaunchKernel", (void *)fLaunch},
+                          {"cuEventCreate", (void *)fEventCreate},
+                          {"cuEventRecord", (void *)fEventRecord},
+                          {"cuEventSynchronize", (void *)fEventSync},
+                          {"cuEventElapsedTime", (void *)fElapsed},
+                          {"cuGetErrorName", (void *)fErrName},
+                          {"cuGetErrorString", (void *)fErrString}};
 } // namespace
 
 extern "C" __attribute__((visibility("default"))) CUresult
-cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
-                    cuuint64_t, CUdriverProcAddressQueryResult *status) {
+cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t,
+                    CUdriverProcAddressQueryResult *status) {
   // Like the real driver, the ABI depends on the version asked for; this
   // fake only has the pre-13.0 cuCtxSynchronize(void).
   if (!std::strcmp(symbol, "cuCtxSynchronize") && version >= 13000) {
     *pfn = nullptr;
-    if (status) *status = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+    if (status)
+      *status = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
     return CUDA_ERROR_NOT_FOUND;
   }
   for (const Entry &e : kEntries)
     if (!std::strcmp(e.name, symbol)) {
       *pfn = e.fn;
-      if (status) *status = CU_GET_PROC_ADDRESS_SUCCESS;
+      if (status)
+        *status = CU_GET_PROC_ADDRESS_SUCCESS;
       return CUDA_SUCCESS;
     }
   *pfn = nullptr;
-  if (status) *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  if (status)
+    *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
   return CUDA_ERROR_NOT_FOUND;
 }
