@@ -2,6 +2,8 @@
 # The README's quickstart on a GPU (issue 7): tune the bundled example at
 # budget 32 and check that what comes out is usable.
 #   quickstart.sh CUDAL1-OPT|"" CUDAL1-EVAL EXAMPLE.cu WORK-DIR
+# CUDAL1_QUICKSTART_BUDGET (default 32) and CUDAL1_QUICKSTART_TIME_LIMIT (s,
+# default none) bound the tune, so that a device call with a step limit ends.
 # With cudal1-opt (a full build): `cudal1-opt --tune` (kernel plans judged by
 # replay: sum_squares' warp-reduce must win against the double reference),
 # then the tuned source
@@ -23,7 +25,8 @@ nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 rm -rf "$work" && mkdir -p "$work" || fail "cannot create $work"
 if [ -n "$opt" ] && [ -x "$opt" ]; then
   start=$(date +%s)
-  "$opt" "$example" --tune --budget 32 --race 3 --screen 3 --time-regex '^gpu_ms=(\S+)' \
+  "$opt" "$example" --tune --budget "${CUDAL1_QUICKSTART_BUDGET:-32}" \
+    ${CUDAL1_QUICKSTART_TIME_LIMIT:+--time-limit "$CUDAL1_QUICKSTART_TIME_LIMIT"} --race 3 --screen 3 --time-regex '^gpu_ms=(\S+)' \
     --build-cmd "$nvcc -O3 -arch=sm_90 {src} -o {exe}" --db "$work/tune.db" \
     --report "$work/report.html" -o "$work/tuned.cu" -- -x cuda --cuda-gpu-arch=sm_90 \
     > "$work/tune.log" 2>&1 || { cat "$work/tune.log"; fail "cudal1-opt --tune exited $?"; }
