@@ -22,144 +22,15 @@
 #include "clang/Rewrite/Core/Rewriter.h"
 #include "llvm/ADT/StringSwitch.h"
 
+#include "runtime/cub-sum.inc" // the helpers inserted: passes/runtime/cub-sum.cuh
+#include "runtime/cublas.inc"  // and passes/runtime/cublas.cuh
+
 #define DEBUG_TYPE "library"
 
 using namespace clang;
 using namespace cudal1;
 
 namespace {
-
-const char *helperText = R"(#ifndef CUDAL1_CUBLAS
-#define CUDAL1_CUBLAS
-#include <climits>
-#include <cstdio>
-#include <cstdlib>
-#include <cublas_v2.h>
-// cudal1 library: cuBLAS calls for recognized GEMM/GEMV kernels (link with
-// -lcublas). Matrices are row-major as in the kernels: row-major
-// C (m x n) = op(A) op(B) is column-major C^T = op(B)^T op(A)^T. The handle
-// is created before main, so its one-time set-up stays out of the
-// program's timed regions, and is never destroyed (the CUDA runtime may be
-// torn down first at exit).
-struct Cudal1Cublas {
-  cublasHandle_t handle = nullptr;
-  Cudal1Cublas() { check(cublasCreate(&handle), "cublasCreate"); }
-  static void check(cublasStatus_t s, const char *what) {
-    if (s != CUBLAS_STATUS_SUCCESS) {
-      fprintf(stderr, "cudal1 library: %s failed (cuBLAS status %d)\n", what, (int)s);
-      exit(1);
-    }
-  }
-  static int dim(long long v) {
-    if (v > INT_MAX) {
-      fprintf(stderr, "cudal1 library: dimension %lld is too large for cuBLAS\n", v);
-      exit(1);
-    }
-    return (int)v;
-  }
-  cublasHandle_t on(cudaStream_t stream) {
-    check(cublasSetStream(handle, stream), "cublasSetStream");
-    return handle;
-  }
-};
-static Cudal1Cublas cudal1Cublas;
-
-// C (m x n) = alpha * op(A) op(B) + beta * C; A is m x k (transA: stored
-// k x m), B is k x n (transB: stored n x k), all row-major, C's rows n apart.
-#define CUDAL1_GEMM(T, FN)                                                              \
-  inline void cudal1Gemm(bool transA, bool transB, long long m, long long n, long long k, \
-                         T alpha, const T *a, const T *b, T beta, T *c, cudaStream_t s) { \
-    if (m <= 0 || n <= 0) return;                                                       \
-    if (k < 0) k = 0;                                                                   \
-    int M = Cudal1Cublas::dim(m), N = Cudal1Cublas::dim(n), K = Cudal1Cublas::dim(k);   \
-    int lda = transA ? M : K, ldb = transB ? K : N;                                     \
-    Cudal1Cublas::check(FN(cudal1Cublas.on(s), transB ? CUBLAS_OP_T : CUBLAS_OP_N,      \
-                           transA ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &alpha, b,      \
-                           ldb > 1 ? ldb : 1, a, lda > 1 ? lda : 1, &beta, c, N),       \
-                        #FN);                                                           \
-  }
-CUDAL1_GEMM(float, cublasSgemm)
-CUDAL1_GEMM(double, cublasDgemm)
-#undef CUDAL1_GEMM
-
-// y (m) = alpha * op(A) x + beta * y; A is m x k (transA: stored k x m),
-// row-major, x and y contiguous.
-#define CUDAL1_GEMV(T, FN)                                                              \
-  inline void cudal1Gemv(bool transA, long long m, long long k, T alpha, const T *a,    \
-                         const T *x, T beta, T *y, cudaStream_t s) {                    \
-    if (m <= 0) return;                                                                 \
-    if (k < 0) k = 0;                                                                   \
-    int M = Cudal1Cublas::dim(m), K = Cudal1Cublas::dim(k);                             \
-    if (transA)                                                                         \
-      Cudal1Cublas::check(FN(cudal1Cublas.on(s), CUBLAS_OP_N, M, K, &alpha, a, M, x, 1, \
-                             &beta, y, 1), #FN);                                        \
-    else                                                                                \
-      Cudal1Cublas::check(FN(cudal1Cublas.on(s), CUBLAS_OP_T, K, M, &alpha, a,          \
-                             K > 1 ? K : 1, x, 1, &beta, y, 1), #FN);                   \
-  }
-CUDAL1_GEMV(float, cublasSgemv)
-CUDAL1_GEMV(double, cublasDgemv)
-#undef CUDAL1_GEMV
-#endif
-)";
-
-const char *cubHelperText = R"(#ifndef CUDAL1_CUB_SUM
-#define CUDAL1_CUB_SUM
-#include <cstdio>
-#include <cstdlib>
-#include <cub/device/device_reduce.cuh>
-// cudal1 library: a recognized atomic sum `*out += sum f(x[i])` as a CUB
-// reduction into scratch memory, then one single-thread kernel adds it to
-// *out (stream-ordered, like the atomics it replaces). The scratch (CUB's
-// temporary storage and the partial result) belongs to one call site and
-// grows when needed; it is kept until the program ends.
-struct Cudal1CubScratch {
-  void *memory = nullptr;
-  size_t bytes = 0;
-  void *reserve(size_t need) {
-    if (need > bytes) {
-      if (memory) cudaFree(memory);
-      check(cudaMalloc(&memory, need), "cudaMalloc");
-      bytes = need;
-    }
-    return memory;
-  }
-  static void check(cudaError_t e, const char *what) {
-    if (e != cudaSuccess) {
-      fprintf(stderr, "cudal1 library: %s: %s\n", what, cudaGetErrorString(e));
-      exit(1);
-    }
-  }
-};
-template <typename Out> struct Cudal1AsOut {
-  template <typename In> __host__ __device__ Out operator()(const In &v) const { return (Out)v; }
-};
-template <typename Out> struct Cudal1Square {
-  template <typename In> __host__ __device__ Out operator()(const In &v) const { return (Out)(v * v); }
-};
-template <typename Out> struct Cudal1Plus {
-  __host__ __device__ Out operator()(const Out &a, const Out &b) const { return a + b; }
-};
-template <typename Out> __global__ void cudal1AddInto(Out *out, const Out *value) { *out += *value; }
-template <typename In, typename Out, typename F>
-void cudal1SumInto(Cudal1CubScratch &scratch, const In *x, long long n, Out *out, F f,
-                   cudaStream_t stream) {
-  if (n <= 0) return;
-  using Plus = Cudal1Plus<Out>;
-  size_t temp = 0;
-  Cudal1CubScratch::check(cub::DeviceReduce::TransformReduce(nullptr, temp, x, (Out *)nullptr, n,
-                                                             Plus(), f, Out(0), stream),
-                          "cub::DeviceReduce::TransformReduce");
-  size_t at = (temp + 255) / 256 * 256;
-  char *base = (char *)scratch.reserve(at + sizeof(Out));
-  Out *partial = (Out *)(base + at);
-  Cudal1CubScratch::check(cub::DeviceReduce::TransformReduce(base, temp, x, partial, n, Plus(), f,
-                                                             Out(0), stream),
-                          "cub::DeviceReduce::TransformReduce");
-  cudal1AddInto<<<1, 1, 0, stream>>>(out, partial);
-}
-#endif
-)";
 
 /// What the kernel computes, in terms of its parameters.
 struct Product {
@@ -1016,7 +887,7 @@ llvm::Error Library::apply(TransformContext &ctx, Target t, const PlanStep &) co
   std::string was =
       " /* cudal1 library: was " + kc->getDirectCallee()->getNameAsString() + "<<<...>>> */";
   if (isSum) {
-    ctx.insertHelperBefore(ctx.unit.launchFunction(t.launch), "Cudal1CubScratch", cubHelperText);
+    ctx.insertHelperBefore(ctx.unit.launchFunction(t.launch), "Cudal1CubScratch", runtime::cubSum);
     std::string var = freshName(ctx, "cudal1Cub");
     std::string indent = indentAt(ast, kc->getBeginLoc());
     replaceLaunch(ast, ctx.rewriter, kc,
@@ -1027,7 +898,7 @@ llvm::Error Library::apply(TransformContext &ctx, Target t, const PlanStep &) co
                   was);
     return llvm::Error::success();
   }
-  ctx.insertHelperBefore(ctx.unit.launchFunction(t.launch), "Cudal1Cublas", helperText);
+  ctx.insertHelperBefore(ctx.unit.launchFunction(t.launch), "Cudal1Cublas", runtime::cublas);
   std::string type = p.type;
   std::string alpha = "(" + type + ")" + scalarText(ast, kc, p.alpha, "1");
   std::string beta = "(" + type + ")" + scalarText(ast, kc, p.beta, "0");

@@ -19,39 +19,14 @@
 #include "clang/Rewrite/Core/Rewriter.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include "runtime/side-stream.inc" // the helper inserted: passes/runtime/side-stream.cuh
+
 #define DEBUG_TYPE "streams"
 
 using namespace clang;
 using namespace cudal1;
 
 namespace {
-
-const char *helperText = R"(#ifndef CUDAL1_SIDE_STREAM
-#define CUDAL1_SIDE_STREAM
-// cudal1 streams: a non-blocking side stream for one launch. fork(origin)
-// makes it wait for the work issued on `origin` so far and returns it;
-// join(origin) makes `origin` wait for the work issued on it since. Created
-// once per launch site (a static local) and kept until the program ends.
-struct Cudal1SideStream {
-  cudaStream_t stream = nullptr;
-  cudaEvent_t forked = nullptr, done = nullptr;
-  Cudal1SideStream() {
-    cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
-    cudaEventCreateWithFlags(&forked, cudaEventDisableTiming);
-    cudaEventCreateWithFlags(&done, cudaEventDisableTiming);
-  }
-  cudaStream_t fork(cudaStream_t origin) {
-    cudaEventRecord(forked, origin);
-    cudaStreamWaitEvent(stream, forked, 0);
-    return stream;
-  }
-  void join(cudaStream_t origin) {
-    cudaEventRecord(done, stream);
-    cudaStreamWaitEvent(origin, done, 0);
-  }
-};
-#endif
-)";
 
 struct Span {
   const CompoundStmt *block = nullptr;
@@ -67,7 +42,7 @@ std::string findSpan(TransformContext &ctx, unsigned a, Span &span) {
   if (!span.block)
     return "the launch is not a statement of a block";
   const FunctionDecl *fd = ctx.unit.launchFunction(a);
-  VarSet fresh = freshAllocations(ast, fd);
+  const VarSet &fresh = freshAllocations(ctx, fd);
   FollowingLaunches run = followingLaunches(
       ctx, span.block, ka, [&](unsigned id, const CUDAKernelCallExpr *kc) -> std::string {
         if (m.launches[id].stream != m.launches[a].stream)
@@ -112,7 +87,8 @@ llvm::Error Streams::apply(TransformContext &ctx, Target t, const PlanStep &) co
   const CUDAKernelCallExpr *kc = ctx.unit.launchExpr(t.launch);
   Span span;
   findSpan(ctx, t.launch, span);
-  ctx.insertHelperBefore(ctx.unit.launchFunction(t.launch), "Cudal1SideStream", helperText);
+  ctx.insertHelperBefore(ctx.unit.launchFunction(t.launch), "Cudal1SideStream",
+                         runtime::sideStream);
   std::string var = freshName(ctx, "cudal1Side");
   std::string origin = l.stream.empty() ? "0" : l.stream;
   std::string indent = indentAt(ast, kc->getBeginLoc());

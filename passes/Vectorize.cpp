@@ -26,21 +26,14 @@
 #include <map>
 #include <set>
 
+#include "runtime/aligned.inc" // the helper inserted: passes/runtime/aligned.cuh
+
 #define DEBUG_TYPE "vectorize"
 
 using namespace clang;
 using namespace cudal1;
 
 namespace {
-
-const char *helperText =
-    "#ifndef CUDAL1_ALIGNED\n"
-    "#define CUDAL1_ALIGNED\n"
-    "// cudal1 vectorize: whether p may be accessed as vectors of `bytes` bytes.\n"
-    "__device__ __forceinline__ bool cudal1Aligned(const void *p, unsigned bytes) {\n"
-    "  return reinterpret_cast<unsigned long long>(p) % bytes == 0;\n"
-    "}\n"
-    "#endif\n";
 
 /// A supported element type: its size and the prefix of its CUDA vector types.
 struct Element {
@@ -707,7 +700,7 @@ llvm::Error Vectorize::apply(TransformContext &ctx, Target t, const PlanStep &st
   // One helper per file: an earlier step may have put it above this kernel.
   size_t helperAt = tb.buf.find("\n#define CUDAL1_ALIGNED\n");
   if (helperAt == llvm::StringRef::npos || helperAt > tb.begin(fd->getBeginLoc()))
-    ctx.insertHelperBefore(t.kernel, "cudal1Aligned", helperText);
+    ctx.insertHelperBefore(t.kernel, "cudal1Aligned", runtime::aligned);
 
   // 4. The launches: ceil(grid.x / W).
   for (unsigned id : distinctLaunches(ctx, t.kernel)) {

@@ -17,6 +17,8 @@
 
 #include <functional>
 
+#include "runtime/warp-atomic-add.inc" // the helper inserted: passes/runtime/warp-atomic-add.cuh
+
 #define DEBUG_TYPE "warp-reduce"
 
 using namespace clang;
@@ -25,30 +27,6 @@ using namespace cudal1;
 namespace {
 
 const char *partialName = "cudal1_partial";
-
-const char *helperText =
-    "#ifndef CUDAL1_WARP_ATOMIC_ADD\n"
-    "#define CUDAL1_WARP_ATOMIC_ADD\n"
-    "// cudal1 warp-reduce: adds v over the lanes of the calling warp that exist\n"
-    "// (a block may end inside a warp) and lane 0 adds the sum to *addr. Every\n"
-    "// existing lane of the warp must call it.\n"
-    "template <typename T>\n"
-    "__device__ __forceinline__ void cudal1WarpAtomicAdd(T *addr, T v) {\n"
-    "  unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);\n"
-    "  unsigned threads = blockDim.x * blockDim.y * blockDim.z;\n"
-    "  unsigned lane = tid % 32u;\n"
-    "  unsigned left = threads - (tid - lane);\n"
-    "  unsigned live = left < 32u ? left : 32u;\n"
-    "  unsigned mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;\n"
-    "  for (unsigned off = 16; off > 0; off /= 2) {\n"
-    "    T o = __shfl_down_sync(mask, v, off);\n"
-    "    if (lane + off < live)\n"
-    "      v += o;\n"
-    "  }\n"
-    "  if (lane == 0)\n"
-    "    atomicAdd(addr, v);\n"
-    "}\n"
-    "#endif\n";
 
 const CallExpr *atomicOf(const Stmt *s) {
   auto *e = dyn_cast_or_null<Expr>(s);
@@ -258,7 +236,7 @@ llvm::Error WarpReduce::apply(TransformContext &ctx, Target t, const PlanStep &)
   const SourceManager &sm = ast.getSourceManager();
   std::string addr = spelled(ast, m.call->getArg(0));
   std::string val = spelled(ast, m.call->getArg(1));
-  ctx.insertHelperBefore(t.kernel, "cudal1WarpAtomicAdd", helperText);
+  ctx.insertHelperBefore(t.kernel, "cudal1WarpAtomicAdd", runtime::warpAtomicAdd);
   std::string reduce =
       "cudal1WarpAtomicAdd<" + m.type + ">(" + addr + ", " + std::string(partialName) + ");";
   LLVM_DEBUG(llvm::dbgs() << "warp-reduce: " << reduce << "\n");
