@@ -2,7 +2,7 @@
 // (when it is not already), so that fewer threads each handle F elements.
 // The other launches of the kernel keep their grid and stay correct.
 #include "Coarsen.h"
-#include "GridStride.h"
+#include "cudal1/Rewrite/GridStrideLoop.h"
 #include "cudal1/Rewrite/RewriteUtils.h"
 
 #include "clang/AST/ASTContext.h"
@@ -31,22 +31,6 @@ std::string alreadyGridStride(TransformContext &ctx, unsigned kernel) {
 }
 
 } // namespace
-
-std::string coarsen::shrunkGrid(ASTContext &ast, const Expr *g, unsigned f) {
-  std::string text = spelled(ast, g);
-  std::string fs = std::to_string(f), fm1 = std::to_string(f - 1);
-  bool simple = isa<DeclRefExpr>(g) || isa<IntegerLiteral>(g) || isa<ParenExpr>(g) ||
-                isa<CallExpr>(g) || isa<MemberExpr>(g);
-  if (g->getType()->isIntegerType()) {
-    std::string operand = simple ? text : "(" + text + ")";
-    return "(" + operand + " + " + fm1 + ") / " + fs;
-  }
-  // A dim3 variable or dim3(...) is used as is; anything else is wrapped.
-  bool isDim3 = isa<DeclRefExpr>(g) || isa<CXXTemporaryObjectExpr>(g) ||
-                (isa<CXXFunctionalCastExpr>(g) && g->getType().getAsString() == "dim3");
-  std::string d3 = isDim3 ? text : "dim3(" + text + ")";
-  return "dim3((" + d3 + ".x + " + fm1 + ") / " + fs + ", " + d3 + ".y, " + d3 + ".z)";
-}
 
 std::string Coarsen::legality(TransformContext &ctx, Target t) const {
   if (t.launch < 0)
@@ -90,7 +74,7 @@ llvm::Error Coarsen::apply(TransformContext &ctx, Target t, const PlanStep &step
     gridstride::apply(ctx, t.kernel);
   // 2. The launch: ceil(grid.x / F).
   const Expr *g = launchConfigArg(ctx, t.launch, 0)->IgnoreUnlessSpelledInSource();
-  std::string ng = coarsen::shrunkGrid(ctx.unit.ast(), g, f);
+  std::string ng = gridstride::shrunkGrid(ctx.unit.ast(), g, f);
   LLVM_DEBUG(llvm::dbgs() << "coarsen: grid " << spelled(ctx.unit.ast(), g) << " -> " << ng
                           << "\n");
   ctx.rewriter.ReplaceText(CharSourceRange::getTokenRange(g->getSourceRange()), ng);

@@ -5,11 +5,6 @@
 
 #include "cudal1/Rewrite/Transform.h"
 
-namespace clang {
-class ASTContext;
-class Expr;
-} // namespace clang
-
 namespace cudal1 {
 
 class Coarsen : public Transform {
@@ -26,12 +21,6 @@ public:
   std::string checkParams(TransformContext &ctx, Target t, const PlanStep &step) const override;
   llvm::Error apply(TransformContext &ctx, Target t, const PlanStep &step) const override;
 };
-
-namespace coarsen {
-/// The grid expression `g` divided by `f` along x, rounded up, in g's own
-/// type (also used by vectorize).
-std::string shrunkGrid(clang::ASTContext &ast, const clang::Expr *g, unsigned f);
-} // namespace coarsen
 
 } // namespace cudal1
 

@@ -5,9 +5,8 @@
 // body repeated per lane on the vector's components); otherwise through the
 // original body, one element at a time. Every launch's grid shrinks by W.
 #include "Vectorize.h"
-#include "Coarsen.h"
-#include "GridStride.h"
 #include "cudal1/Analysis/AffineIndex.h"
+#include "cudal1/Rewrite/GridStrideLoop.h"
 #include "cudal1/Rewrite/RewriteUtils.h"
 
 #include "clang/AST/ASTContext.h"
@@ -706,7 +705,7 @@ llvm::Error Vectorize::apply(TransformContext &ctx, Target t, const PlanStep &st
   for (unsigned id : distinctLaunches(ctx, t.kernel)) {
     const Expr *gr = launchConfigArg(ctx, id, 0)->IgnoreUnlessSpelledInSource();
     ctx.rewriter.ReplaceText(CharSourceRange::getTokenRange(gr->getSourceRange()),
-                             coarsen::shrunkGrid(ast, gr, lanes));
+                             gridstride::shrunkGrid(ast, gr, lanes));
   }
   LLVM_DEBUG(llvm::dbgs() << "vectorize: " << lanes << " lanes\n");
   return llvm::Error::success();

@@ -2,7 +2,6 @@
 // Each thread keeps its contribution in a register, the warp sums them with
 // shuffles, and lane 0 issues the one atomic.
 #include "WarpReduce.h"
-#include "GridStride.h"
 #include "cudal1/Analysis/AffineIndex.h"
 #include "cudal1/Rewrite/RewriteUtils.h"
 
