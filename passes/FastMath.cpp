@@ -103,9 +103,8 @@ private:
 SiteFinder findSites(TransformContext &ctx, unsigned kernel) {
   SiteFinder f(ctx.unit.ast().getSourceManager());
   const ProgramModel &m = ctx.model();
-  for (unsigned i = 0; i < m.kernels.size(); ++i)
-    if (m.kernels[i].pos.str() == m.kernels[kernel].pos.str())
-      f.TraverseStmt(const_cast<Stmt *>(ctx.unit.kernelDecl(i)->getBody()));
+  for (unsigned i : kernelsSharingDefinition(m, kernel))
+    f.TraverseStmt(const_cast<Stmt *>(ctx.unit.kernelDecl(i)->getBody()));
   return f;
 }
 

@@ -107,7 +107,7 @@ std::string Fuse::legality(TransformContext &ctx, Target t) const {
     return "launch #" + std::to_string(b) + " has another configuration (<<<" + lb.grid + ", " +
            lb.block + ">>> vs <<<" + la.grid + ", " + la.block + ">>>)";
   // 2. Element to element.
-  VarSet fresh = freshAllocations(ast, host);
+  const VarSet &fresh = freshAllocations(ctx, host);
   if (std::string why = launchConflict(ctx, t.launch, b, fresh, /*sameThreadOk=*/true);
       !why.empty())
     return why;

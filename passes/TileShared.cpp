@@ -235,10 +235,9 @@ std::string match(TransformContext &ctx, unsigned kernel, DotPattern &p) {
 /// siblings) uses, if it is a constant dim3(T, T[, 1]); else the reason.
 std::string squareBlock(TransformContext &ctx, unsigned kernel, unsigned &tile) {
   std::vector<unsigned> launches;
-  for (unsigned k = 0; k < ctx.model().kernels.size(); ++k)
-    if (ctx.model().kernels[k].pos.str() == ctx.model().kernels[kernel].pos.str())
-      for (unsigned l : ctx.launchesOf(k))
-        launches.push_back(l);
+  for (unsigned k : kernelsSharingDefinition(ctx.model(), kernel))
+    for (unsigned l : ctx.launchesOf(k))
+      launches.push_back(l);
   if (launches.empty())
     return "the kernel has no launch site in this file, so its block shape is unknown";
   tile = 0;

@@ -24,7 +24,9 @@
 #include "llvm/Support/xxhash.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <tuple>
 
 using namespace clang;
 using namespace cudal1;
@@ -450,6 +452,13 @@ public:
     ModelBuilder b(ctx, u.programModel, &index);
     b.TraverseDecl(ctx.getTranslationUnitDecl());
     b.finish();
+    // Instantiations of one template share its position.
+    std::map<std::tuple<std::string, unsigned, unsigned>, std::vector<unsigned>> byDefinition;
+    std::vector<Kernel> &ks = u.programModel.kernels;
+    for (unsigned i = 0; i < ks.size(); ++i)
+      byDefinition[{ks[i].pos.file, ks[i].pos.line, ks[i].pos.col}].push_back(i);
+    for (Kernel &k : ks)
+      k.sameDefinition = byDefinition[{k.pos.file, k.pos.line, k.pos.col}];
     std::string prefix = hostKeyPrefix(u.programModel.mainFile);
     std::string hashed = prefix + "\n" + b.hostCodeText();
     u.programModel.hostKey = prefix + hex64(llvm::xxh3_64bits(llvm::StringRef(hashed)));

@@ -545,6 +545,13 @@ VarSet cudal1::freshAllocations(ASTContext &ctx, const FunctionDecl *fd) {
   return f.candidates;
 }
 
+const VarSet &cudal1::freshAllocations(TransformContext &ctx, const FunctionDecl *fd) {
+  auto it = ctx.freshAllocationsOf.find(fd);
+  if (it == ctx.freshAllocationsOf.end())
+    it = ctx.freshAllocationsOf.emplace(fd, freshAllocations(ctx.unit.ast(), fd)).first;
+  return it->second;
+}
+
 std::string cudal1::launchConflict(TransformContext &ctx, unsigned a, unsigned b,
                                    const VarSet &fresh, bool sameThreadOk) {
   const ProgramModel &m = ctx.model();

@@ -151,21 +151,28 @@ std::string cudal1::dependsOnlyOnGlobalIds(TransformContext &ctx, unsigned kerne
 }
 
 std::vector<unsigned> cudal1::kernelsSharingDefinition(const ProgramModel &m, unsigned kernel) {
+  const Kernel &k = m.kernels[kernel];
+  if (!k.sameDefinition.empty())
+    return k.sameDefinition;
+  // A model the front end did not build (a test's).
   std::vector<unsigned> out;
-  for (unsigned i = 0; i < m.kernels.size(); ++i)
-    if (m.kernels[i].pos.str() == m.kernels[kernel].pos.str())
+  for (unsigned i = 0; i < m.kernels.size(); ++i) {
+    const SourcePos &p = m.kernels[i].pos;
+    if (p.line == k.pos.line && p.col == k.pos.col && p.file == k.pos.file)
       out.push_back(i);
+  }
   return out;
 }
 
 namespace {
-/// Finds references to a kernel other than as the callee of a <<<>>> launch
+/// Finds references to kernels other than as the callee of a <<<>>> launch
 /// or an argument of an attribute/occupancy query: a cudaLaunchKernel call or
 /// a function pointer launches it with arguments the model does not show.
+/// One walk answers for every kernel (the first such reference of each).
 class KernelRefs : public RecursiveASTVisitor<KernelRefs> {
 public:
-  KernelRefs(const FunctionDecl *kernel, const SourceManager &sm)
-      : kernel(editableDecl(kernel)->getCanonicalDecl()), sm(sm) {}
+  KernelRefs(const SourceManager &sm, std::map<const FunctionDecl *, std::string> &why)
+      : sm(sm), why(why) {}
   bool shouldVisitTemplateInstantiations() const { return true; }
 
   bool VisitCallExpr(CallExpr *ce) {
@@ -191,28 +198,34 @@ public:
   }
   bool VisitDeclRefExpr(DeclRefExpr *e) {
     auto *f = dyn_cast<FunctionDecl>(e->getDecl());
-    if (!f || editableDecl(f)->getCanonicalDecl() != kernel || allowed.count(e) || !why.empty())
+    if (!f || allowed.count(e))
       return true;
-    why = "the kernel is referenced outside a <<<>>> launch at line " +
-          std::to_string(sm.getPresumedLineNumber(sm.getFileLoc(e->getLocation()))) +
-          ", so some of its launches are not visible";
+    const FunctionDecl *key = editableDecl(f)->getCanonicalDecl();
+    if (why.count(key))
+      return true;
+    why[key] = "the kernel is referenced outside a <<<>>> launch at line " +
+               std::to_string(sm.getPresumedLineNumber(sm.getFileLoc(e->getLocation()))) +
+               ", so some of its launches are not visible";
     return true;
   }
 
-  const FunctionDecl *kernel;
   const SourceManager &sm;
+  std::map<const FunctionDecl *, std::string> &why;
   llvm::DenseSet<const Expr *> allowed;
-  std::string why;
 };
 } // namespace
 
 std::string cudal1::referencedOutsideLaunches(TransformContext &ctx, unsigned k) {
   ASTContext &ast = ctx.unit.ast();
-  KernelRefs refs(ctx.unit.kernelDecl(k), ast.getSourceManager());
-  for (Decl *d : ast.getTranslationUnitDecl()->decls())
-    if (ast.getSourceManager().isInMainFile(ast.getSourceManager().getFileLoc(d->getLocation())))
-      refs.TraverseDecl(d);
-  return refs.why;
+  if (!ctx.outsideReferences) {
+    ctx.outsideReferences.emplace();
+    KernelRefs refs(ast.getSourceManager(), *ctx.outsideReferences);
+    for (Decl *d : ast.getTranslationUnitDecl()->decls())
+      if (ast.getSourceManager().isInMainFile(ast.getSourceManager().getFileLoc(d->getLocation())))
+        refs.TraverseDecl(d);
+  }
+  auto it = ctx.outsideReferences->find(editableDecl(ctx.unit.kernelDecl(k))->getCanonicalDecl());
+  return it == ctx.outsideReferences->end() ? "" : it->second;
 }
 
 std::vector<unsigned> cudal1::distinctLaunches(TransformContext &ctx, unsigned kernel) {

@@ -43,12 +43,15 @@ const KernelAnalysis &TransformContext::analysis(unsigned kernel) {
   return *analyses[kernel];
 }
 
-std::vector<unsigned> TransformContext::launchesOf(unsigned kernel) const {
-  std::vector<unsigned> out;
-  for (const LaunchSite &l : model().launches)
-    if (l.kernelIndex == int(kernel))
-      out.push_back(l.id);
-  return out;
+const std::vector<unsigned> &TransformContext::launchesOf(unsigned kernel) const {
+  if (!launchesByKernel) {
+    launchesByKernel.emplace(model().kernels.size());
+    for (const LaunchSite &l : model().launches)
+      if (l.kernelIndex >= 0 && size_t(l.kernelIndex) < launchesByKernel->size())
+        (*launchesByKernel)[l.kernelIndex].push_back(l.id);
+  }
+  static const std::vector<unsigned> none;
+  return kernel < launchesByKernel->size() ? (*launchesByKernel)[kernel] : none;
 }
 
 void TransformContext::insertHelperBefore(unsigned kernel, const std::string &key,

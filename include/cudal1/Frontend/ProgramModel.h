@@ -80,6 +80,9 @@ struct Kernel {
   std::string templateArgs;
   bool fromHeader = false;
   SourcePos pos;
+  /// The kernels of this definition (instantiations of one template share
+  /// one), this one included, by index; filled by the front end.
+  std::vector<unsigned> sameDefinition;
   std::vector<KernelParam> params;
   std::vector<KernelLoop> loops;
   std::vector<MemAccess> accesses;

@@ -78,6 +78,8 @@ std::string freshName(TransformContext &ctx, const std::string &prefix);
 /// callee's name contains "alloc", assigned only such values, their address
 /// given only to cudaMalloc*/cudaHostAlloc, swapped only with each other.
 VarSet freshAllocations(clang::ASTContext &ctx, const clang::FunctionDecl *fd);
+/// The same, computed once per context (asked once per launch or copy).
+const VarSet &freshAllocations(TransformContext &ctx, const clang::FunctionDecl *fd);
 
 /// "" when the kernel's memory effects are all visible through its pointer
 /// parameters (what the dependence test sees), else what hides them.

@@ -11,12 +11,16 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 namespace clang {
 class FunctionDecl;
+class VarDecl;
 class Rewriter;
 } // namespace clang
 namespace mlir {
@@ -48,7 +52,7 @@ public:
   const ProgramModel &model() const { return unit.model(); }
   const KernelAnalysis &analysis(unsigned kernel);
   /// Launch ids of a kernel's launch sites.
-  std::vector<unsigned> launchesOf(unsigned kernel) const;
+  const std::vector<unsigned> &launchesOf(unsigned kernel) const;
   /// Inserts `text` once per `key` before the definition of `kernel` (for
   /// helper functions a rewrite calls).
   void insertHelperBefore(unsigned kernel, const std::string &key, const std::string &text);
@@ -57,10 +61,19 @@ public:
   void insertHelperBefore(const clang::FunctionDecl *fd, const std::string &key,
                           const std::string &text);
 
+  /// Answers that each walk the whole file but are asked once per kernel,
+  /// launch or copy, computed once per context (--list-transforms stays
+  /// linear in the number of kernels): filled by referencedOutsideLaunches
+  /// (RewriteUtils) and freshAllocations (HostCode). The AST they describe
+  /// does not change while the context lives (edits are text).
+  std::optional<std::map<const clang::FunctionDecl *, std::string>> outsideReferences;
+  std::map<const clang::FunctionDecl *, std::set<const clang::VarDecl *>> freshAllocationsOf;
+
 private:
   void insertAtLineStart(clang::SourceLocation at, const std::string &text);
   std::vector<std::unique_ptr<KernelAnalysis>> analyses;
   std::vector<std::string> helpersInserted;
+  mutable std::optional<std::vector<std::vector<unsigned>>> launchesByKernel;
 };
 
 /// One parameter's values, as offered by --list-transforms.
