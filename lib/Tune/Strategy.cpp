@@ -1,5 +1,6 @@
 // The random and heuristic search strategies.
 #include "cudal1/Tune/Strategy.h"
+#include "cudal1/Tune/PolicyStrategy.h"
 
 #include <algorithm>
 #include <set>
@@ -185,6 +186,8 @@ std::unique_ptr<SearchStrategy> makeStrategy(const std::string &name, uint64_t s
     return makeRandomStrategy(seed);
   if (name == "heuristic")
     return makeHeuristicStrategy();
+  if (name == "policy") // the model of defaultPolicyModelDir(); heuristic without one
+    return makePolicyStrategy({{}, seed});
   return nullptr;
 }
 

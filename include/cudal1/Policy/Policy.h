@@ -1,0 +1,91 @@
+// The learned policy: scores candidate plans for a kernel from what is
+// known of it (its KernelState), as a predicted log speedup, how unsure
+// that prediction is and how likely the plan is to verify (docs/Policy.md).
+// Its API speaks standard and cudal1 types only; libtorch stays behind it in
+// lib/Policy/Torch (a shared library loaded on first use, so that tools
+// that never score pay nothing for it).
+#ifndef CUDAL1_POLICY_POLICY_H
+#define CUDAL1_POLICY_POLICY_H
+
+#include "cudal1/Policy/Encoding.h"
+#include "cudal1/Rewrite/Plan.h"
+#include "cudal1/Tune/KernelState.h"
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cudal1 {
+
+namespace policynet {
+class Network;
+}
+
+/// The model format's major version: bumped when a model directory's
+/// layout or the encoding breaks (a model of another major is refused).
+constexpr int kPolicyModelMajor = 1;
+/// |z| beyond which a state input counts as far outside the training range.
+constexpr double kMaxStateZ = 10.0;
+
+struct PlanScore {
+  double logSpeedup = 0;  ///< predicted log of the speedup over the original
+  double uncertainty = 0; ///< predicted standard deviation of logSpeedup
+  double verifyProbability = 0;
+};
+
+/// What a model directory says about itself besides its weights.
+struct PolicyModelInfo {
+  int major = kPolicyModelMajor, minor = 0;
+  unsigned hidden = 64;
+  uint64_t seed = 1;
+  std::string trainedAt; ///< UTC
+  std::string stages;    ///< e.g. "a"
+  std::string data;      ///< the databases it was trained on, for people
+};
+
+class Policy {
+public:
+  /// An untrained network on `schema` (training starts here).
+  static llvm::Expected<std::unique_ptr<Policy>> create(EncodingSchema schema, unsigned hidden,
+                                                        uint64_t seed);
+  /// A model directory: model.json (info, feature schema) and weights.pt.
+  /// A missing directory or file, a corrupt file, another major version or
+  /// encoding version is an error that names the directory and the reason.
+  static llvm::Expected<std::unique_ptr<Policy>> load(const std::string &dir);
+  /// Writes the directory (created if needed), each file atomically. An
+  /// existing model is replaced only with `overwrite`.
+  llvm::Error save(const std::string &dir, bool overwrite) const;
+
+  /// One score per plan, in order. Refuses (an error, for the caller to
+  /// fall back on) a state whose features are of another version or names
+  /// than the schema's, or far outside the training range.
+  llvm::Expected<std::vector<PlanScore>> score(const KernelState &state,
+                                               const std::vector<Plan> &plans) const;
+
+  const EncodingSchema &schema() const { return encoding; }
+  PolicyModelInfo &info() { return modelInfo; }
+  const PolicyModelInfo &info() const { return modelInfo; }
+  /// The network itself (lib/Policy/Torch/Network.h): for the trainer and tests.
+  policynet::Network &network() const { return *net; }
+
+  ~Policy();
+
+private:
+  Policy(EncodingSchema schema, PolicyModelInfo info, std::unique_ptr<policynet::Network> net);
+  EncodingSchema encoding;
+  PolicyModelInfo modelInfo;
+  std::unique_ptr<policynet::Network> net;
+};
+
+/// Whether this build can run the network (libtorch was found).
+bool policyBackendAvailable();
+
+/// $CUDAL1_POLICY_MODEL, else the shipped model (models/policy in the source tree).
+std::string defaultPolicyModelDir();
+
+} // namespace cudal1
+
+#endif

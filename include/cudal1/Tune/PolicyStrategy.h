@@ -1,0 +1,52 @@
+// The `policy` search strategy: the learned policy (lib/Policy) scores the
+// legal plans of a kernel and the best of them, diversified and sampled
+// with a temperature, are proposed (docs/Policy.md, "The strategy").
+#ifndef CUDAL1_TUNE_POLICYSTRATEGY_H
+#define CUDAL1_TUNE_POLICYSTRATEGY_H
+
+#include "cudal1/Policy/Policy.h"
+#include "cudal1/Tune/Strategy.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cudal1 {
+
+struct PolicyStrategyOptions {
+  std::string modelDir; ///< empty: defaultPolicyModelDir()
+  uint64_t seed = 1;
+  /// Softmax temperature over the candidates' utilities; 0 is greedy.
+  double temperature = 0.3;
+  /// Weight of the predicted uncertainty in the utility (optimism).
+  double explore = 0.5;
+  /// Subtracted per proposal already made with the same transforms (other
+  /// parameter values), so that a budget spreads over kinds of plans.
+  double diversity = 0.1;
+  /// One-line remarks (why the heuristic stands in); default: stderr.
+  std::function<void(const std::string &)> remark;
+};
+
+/// What the strategy maximizes for a scored plan: the expected log speedup
+/// (a plan that fails gains nothing), the log of the probability that it
+/// verifies, and `explore` times the predicted uncertainty.
+double policyUtility(const PlanScore &score, double explore);
+
+/// Loads the model once. A missing, corrupt or schema-mismatched model (or
+/// a build without libtorch) gives a strategy that proposes what the
+/// heuristic would, after one remark saying why; a kernel the model refuses
+/// (features of another version, far outside the training range) likewise,
+/// with one remark per kernel. The heuristic's first plan for a kernel is
+/// always its first proposal.
+std::unique_ptr<SearchStrategy> makePolicyStrategy(PolicyStrategyOptions options);
+
+/// The plans the policy chooses among: every legal single step (fast-math
+/// excluded) and every ordered pair of compatible steps, in a fixed order,
+/// at most `maxPlans`. Triples are built by the strategy from the best
+/// scored pairs.
+std::vector<std::vector<PlanStep>> policyCandidates(const KernelState &state, unsigned maxPlans);
+
+} // namespace cudal1
+
+#endif

@@ -1,0 +1,389 @@
+// cudal1-train's library: the dataset from tuning databases, the split by
+// program, stage (a) of training and the held-out scores (docs/Policy.md).
+#include "cudal1/Policy/Train.h"
+
+#include "Torch/Network.h"
+
+#include "cudal1/Support/AtomicFile.h"
+#include "cudal1/TuneDB/TuneDB.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <map>
+#include <set>
+
+using namespace llvm;
+
+namespace cudal1 {
+
+const char *splitName(Split s) {
+  switch (s) {
+  case Split::Train:
+    return "train";
+  case Split::Validation:
+    return "validation";
+  case Split::Test:
+    return "test";
+  }
+  return "train";
+}
+
+Split splitOf(const std::string &program, const SplitOptions &o) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : program) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  unsigned bucket = unsigned(h % 100);
+  if (bucket < o.testPercent)
+    return Split::Test;
+  if (bucket < o.testPercent + o.validationPercent)
+    return Split::Validation;
+  return Split::Train;
+}
+
+namespace {
+
+/// Union-find over kernel keys and sessions (the program grouping).
+struct Groups {
+  std::map<std::string, std::string> parent;
+  std::string find(const std::string &x) {
+    auto it = parent.find(x);
+    if (it == parent.end()) {
+      parent[x] = x;
+      return x;
+    }
+    if (it->second == x)
+      return x;
+    std::string root = find(it->second);
+    parent[x] = root;
+    return root;
+  }
+  void join(const std::string &a, const std::string &b) {
+    std::string ra = find(a), rb = find(b);
+    if (ra != rb)
+      parent[std::max(ra, rb)] = std::min(ra, rb); // the smaller name is the root
+  }
+};
+
+struct Accum {
+  KernelData data;
+  std::map<std::string, MeasuredPlan> plans;
+  std::map<std::string, double> logSum;
+  std::map<std::string, unsigned> timedCount;
+  std::vector<double> baselines;
+};
+
+/// Copies made to migrate older databases, removed at the end.
+struct Temporaries {
+  std::vector<std::string> paths;
+  ~Temporaries() {
+    for (const std::string &p : paths)
+      sys::fs::remove(p);
+  }
+};
+
+/// Read-only; a database of an older schema is migrated in a temporary
+/// copy (the user's file is never written).
+Expected<TuneDB> openForReading(const std::string &path, Temporaries &tmp) {
+  TuneDBOptions ro;
+  ro.mode = TuneDBMode::ReadOnly;
+  Expected<TuneDB> db = TuneDB::open(path, ro);
+  if (db)
+    return db;
+  std::string message = toString(db.takeError());
+  if (message.find("older than") == std::string::npos)
+    return createStringError(inconvertibleErrorCode(), message);
+  SmallString<256> copy;
+  if (std::error_code ec = sys::fs::createTemporaryFile("cudal1-train", "db", copy))
+    return createStringError(ec, "cannot make a temporary copy of '" + path + "'");
+  tmp.paths.push_back(std::string(copy));
+  if (std::error_code ec = sys::fs::copy_file(path, copy))
+    return createStringError(ec, "cannot copy '" + path + "': " + ec.message());
+  return TuneDB::open(copy);
+}
+
+} // namespace
+
+Expected<Dataset> loadDataset(const std::vector<std::string> &databases, int featureVersion,
+                              const SplitOptions &split) {
+  Dataset ds;
+  ds.featureVersion = featureVersion;
+  std::map<std::pair<std::string, std::string>, Accum> byKernel;
+  std::map<std::string, std::optional<KernelFeatures>> features;
+  Groups groups;
+  std::map<std::string, unsigned> skippedWhy;
+  Temporaries temporaries;
+  for (const std::string &path : databases) {
+    Expected<TuneDB> db = openForReading(path, temporaries);
+    if (!db)
+      return db.takeError();
+    Error e = db->forEachMeasurement([&](const Measurement &m) -> Error {
+      ++ds.measurements;
+      auto skip = [&](const std::string &why) {
+        ++ds.skipped;
+        ++skippedWhy[why];
+        return Error::success();
+      };
+      if (StringRef(m.kernelKey).starts_with("program:"))
+        return skip("combinations of several kernels' plans");
+      groups.join("kernel:" + m.kernelKey, "session:" + path + "#" + m.session);
+      if (countPlanSteps(m.plan) == 0) {
+        if (m.baselineMs)
+          byKernel[{m.kernelKey, m.gpu.name}].baselines.push_back(*m.baselineMs);
+        return Error::success(); // the original: the baseline, not a candidate
+      }
+      Expected<Plan> plan = parsePlan(m.plan);
+      if (!plan) {
+        consumeError(plan.takeError());
+        return skip("plans that do not parse");
+      }
+      Outcome outcome;
+      if (!parseOutcome(m.outcome, outcome))
+        return skip("unknown outcomes");
+      Accum &a = byKernel[{m.kernelKey, m.gpu.name}];
+      if (a.data.state.key.empty()) {
+        a.data.state.key = m.kernelKey;
+        a.data.state.name = m.kernelName;
+        a.data.state.host = m.kernelName == "(host)" || StringRef(m.kernelKey).starts_with("host:");
+        a.data.state.gpu = describeGpu(m.gpu.name, m.gpu.arch);
+      }
+      if (m.baselineMs)
+        a.baselines.push_back(*m.baselineMs);
+      if (!features.count(m.kernelKey)) {
+        Expected<std::optional<KernelFeatures>> f = db->features(m.kernelKey, featureVersion);
+        if (!f)
+          return f.takeError();
+        if (*f)
+          features[m.kernelKey] = std::move(*f);
+      }
+      std::string text = printPlan(*plan);
+      MeasuredPlan &mp = a.plans[text];
+      if (mp.measurements == 0) {
+        mp.steps = plan->steps;
+        for (PlanStep &s : mp.steps)
+          s.column = 0;
+        mp.text = text;
+        mp.outcome = outcome;
+      } else if (outcome != Outcome::Ok && mp.outcome == Outcome::Ok) {
+        mp.outcome = outcome; // wrong or failing once is not a plan to trust
+      }
+      ++mp.measurements;
+      if (outcome == Outcome::Ok && m.speedup && *m.speedup > 0) {
+        a.logSum[text] += std::log(*m.speedup);
+        ++a.timedCount[text];
+        mp.timed = true;
+        if (m.speedupLo && m.speedupHi && *m.speedupLo > 0 && *m.speedupHi >= *m.speedupLo)
+          mp.noise = std::max(mp.noise, 0.5 * (std::log(*m.speedupHi) - std::log(*m.speedupLo)));
+      }
+      return Error::success();
+    });
+    if (e)
+      return std::move(e);
+  }
+  for (auto &[why, n] : skippedWhy)
+    ds.notes.push_back(formatv("{0} measurements skipped: {1}", n, why).str());
+  // Assemble, in key order (std::map), so that the dataset does not depend
+  // on the databases' row order.
+  for (auto &[key, a] : byKernel) {
+    if (a.plans.empty())
+      continue;
+    KernelData kd = std::move(a.data);
+    auto f = features.find(key.first);
+    if (f != features.end() && f->second) {
+      kd.state.features = f->second->features;
+      kd.state.featureVersion = f->second->featureVersion;
+    }
+    if (!a.baselines.empty()) {
+      std::sort(a.baselines.begin(), a.baselines.end());
+      kd.state.originalMs = a.baselines[a.baselines.size() / 2];
+    }
+    for (auto &[text, p] : a.plans) {
+      if (p.timed) // the mean log over the plan's timed measurements
+        p.logSpeedup = a.logSum[text] / double(a.timedCount[text]);
+      if (p.outcome != Outcome::Ok)
+        p.timed = false;
+      kd.plans.push_back(std::move(p));
+    }
+    std::string root = groups.find("kernel:" + key.first);
+    kd.program = root.substr(root.find(':') + 1);
+    kd.split = splitOf(kd.program, split);
+    ds.kernels.push_back(std::move(kd));
+  }
+  return ds;
+}
+
+namespace {
+
+policynet::TrainGroup groupOf(const EncodingSchema &schema, const KernelData &k) {
+  policynet::TrainGroup g;
+  g.state = encodeState(schema, k.state);
+  for (const MeasuredPlan &p : k.plans) {
+    std::vector<float> e = encodePlan(schema, p.steps);
+    g.plans.insert(g.plans.end(), e.begin(), e.end());
+    Exemplar ex;
+    ex.steps = p.steps;
+    ex.outcome = p.outcome;
+    ex.timed = p.timed;
+    ex.speedup = p.timed ? std::exp(p.logSpeedup) : 0;
+    ex.faster = ex.speedup > 1;
+    std::vector<float> x = encodeExemplar(schema, ex);
+    g.asExemplar.insert(g.asExemplar.end(), x.begin(), x.end());
+    g.logSpeedup.push_back(
+        float(p.timed ? std::clamp(p.logSpeedup, -kMaxLogSpeedup, kMaxLogSpeedup) : 0));
+    g.timed.push_back(p.timed);
+    g.verified.push_back(p.outcome == Outcome::Ok);
+    g.noise.push_back(float(p.noise));
+    ++g.numPlans;
+  }
+  return g;
+}
+
+std::string nowUtc() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+} // namespace
+
+Expected<SplitScore> evaluatePolicy(const Policy &policy, const Dataset &data, Split split) {
+  SplitScore s;
+  unsigned correct = 0, withBest = 0, hits = 0;
+  for (const KernelData &k : data.kernels) {
+    if (k.split != split)
+      continue;
+    std::vector<Plan> plans;
+    std::vector<const MeasuredPlan *> timed;
+    for (const MeasuredPlan &p : k.plans)
+      if (p.timed) {
+        plans.push_back(Plan{p.steps});
+        timed.push_back(&p);
+      }
+    ++s.kernels;
+    if (timed.empty())
+      continue;
+    Expected<std::vector<PlanScore>> sc = policy.score(k.state, plans);
+    if (!sc)
+      return sc.takeError();
+    size_t best = 0, top = 0;
+    for (size_t i = 0; i < timed.size(); ++i) {
+      if (timed[i]->logSpeedup > timed[best]->logSpeedup)
+        best = i;
+      if ((*sc)[i].logSpeedup > (*sc)[top].logSpeedup)
+        top = i;
+      for (size_t j = 0; j < timed.size(); ++j) {
+        double tie = std::max({timed[i]->noise, timed[j]->noise, 1e-3});
+        if (timed[i]->logSpeedup - timed[j]->logSpeedup > tie) {
+          ++s.pairs;
+          correct += (*sc)[i].logSpeedup > (*sc)[j].logSpeedup;
+        }
+      }
+    }
+    bool clear = timed.size() >= 2;
+    for (size_t j = 0; j < timed.size() && clear; ++j)
+      if (j != best && timed[best]->logSpeedup - timed[j]->logSpeedup <=
+                           std::max({timed[best]->noise, timed[j]->noise, 1e-3}))
+        clear = false;
+    if (clear) {
+      ++withBest;
+      hits += top == best;
+    }
+  }
+  s.pairAccuracy = s.pairs ? double(correct) / s.pairs : 0;
+  s.top1 = withBest ? double(hits) / withBest : 0;
+  return s;
+}
+
+Expected<TrainSummary> trainPolicy(const Dataset &data, const TrainOptions &o) {
+  TrainSummary sum;
+  // 1. The encoding, fitted on the training split alone.
+  std::vector<const KernelState *> states;
+  std::vector<std::vector<PlanStep>> plans;
+  for (const KernelData &k : data.kernels) {
+    (k.split == Split::Train        ? sum.trainKernels
+     : k.split == Split::Validation ? sum.validationKernels
+                                    : sum.testKernels)++;
+    if (k.split != Split::Train)
+      continue;
+    states.push_back(&k.state);
+    for (const MeasuredPlan &p : k.plans)
+      plans.push_back(p.steps);
+  }
+  if (states.empty())
+    return createStringError(inconvertibleErrorCode(), "no kernel in the training split (" +
+                                                           Twine(data.kernels.size()) +
+                                                           " kernels in all): nothing to train on");
+  EncodingSchema schema = fitSchema(states, plans, data.featureVersion);
+  Expected<std::unique_ptr<Policy>> policy = Policy::create(schema, o.hidden, o.seed);
+  if (!policy)
+    return policy.takeError();
+  // 2. Stage (a).
+  std::vector<policynet::TrainGroup> train, validation;
+  for (const KernelData &k : data.kernels)
+    if (k.split == Split::Train)
+      train.push_back(groupOf(schema, k));
+    else if (k.split == Split::Validation)
+      validation.push_back(groupOf(schema, k));
+  policynet::TrainConfig tc;
+  tc.epochs = o.epochs;
+  tc.learningRate = o.learningRate;
+  tc.seed = o.seed;
+  tc.evalEvery = o.evalEvery;
+  std::vector<policynet::CurvePoint> curve;
+  std::string err = (*policy)->network().train(train, validation, tc, curve);
+  if (!err.empty())
+    return createStringError(inconvertibleErrorCode(), "training: " + err);
+  // 3. The model and its scores.
+  PolicyModelInfo &info = (*policy)->info();
+  info.trainedAt = nowUtc();
+  info.stages = "a";
+  info.data = o.dataNote;
+  if (Error e = (*policy)->save(o.outDir, o.overwrite))
+    return std::move(e);
+  for (auto [split, out] :
+       {std::pair{Split::Train, &sum.train}, std::pair{Split::Validation, &sum.validation},
+        std::pair{Split::Test, &sum.test}}) {
+    Expected<SplitScore> s = evaluatePolicy(**policy, data, split);
+    if (!s)
+      return s.takeError();
+    *out = *s;
+  }
+  // 4. The curve, as text.
+  std::string text;
+  raw_string_ostream os(text);
+  os << "# cudal1-train stage (a), seed " << o.seed << ", " << o.epochs << " epochs, "
+     << sum.trainKernels << " train / " << sum.validationKernels << " validation / "
+     << sum.testKernels << " test kernels\n";
+  os << "# epoch train_loss validation_loss train_pair_acc validation_pair_acc train_top1 "
+        "validation_top1\n";
+  for (const policynet::CurvePoint &p : curve)
+    os << formatv("{0} {1:F5} {2:F5} {3:F3} {4:F3} {5:F3} {6:F3}\n", p.epoch, p.trainLoss,
+                  p.validationLoss, p.trainPairAccuracy, p.validationPairAccuracy, p.trainTop1,
+                  p.validationTop1);
+  for (auto [name, s] : {std::pair{"train", &sum.train}, std::pair{"validation", &sum.validation},
+                         std::pair{"test", &sum.test}})
+    os << formatv("# final {0}: {1} kernels, {2} non-tied pairs, pair accuracy {3:F3}, top-1 "
+                  "{4:F3}\n",
+                  name, s->kernels, s->pairs, s->pairAccuracy, s->top1);
+  os.flush();
+  sum.curve = text;
+  std::string curvePath = o.curveFile;
+  if (curvePath.empty()) {
+    SmallString<256> p(o.outDir);
+    sys::path::append(p, "curve.txt");
+    curvePath = std::string(p);
+  }
+  if (Error e = writeFileAtomically(curvePath, text))
+    return std::move(e);
+  return sum;
+}
+
+} // namespace cudal1

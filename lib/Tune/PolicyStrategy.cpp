@@ -1,0 +1,238 @@
+// The `policy` strategy: candidates from the legal space, scored by the
+// learned policy, chosen by utility with a temperature and a diversity
+// penalty; the heuristic stands in wherever the model cannot be used.
+#include "cudal1/Tune/PolicyStrategy.h"
+
+#include "cudal1/Policy/Policy.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <random>
+#include <set>
+
+namespace cudal1 {
+namespace {
+
+/// Steps that the plan driver would refuse together (the same transform at
+/// the same scope twice), as the heuristic and random strategies judge it.
+bool compatibleWith(const std::vector<PlanStep> &plan, const PlanStep &s) {
+  for (const PlanStep &p : plan)
+    if (p.transform == s.transform && p.scope == s.scope)
+      return false;
+  return true;
+}
+
+/// The transforms of a plan, sorted: plans that differ only in parameter
+/// values share it.
+std::string kindOf(const std::vector<PlanStep> &steps) {
+  std::vector<std::string> t;
+  for (const PlanStep &s : steps)
+    t.push_back(s.transform);
+  std::sort(t.begin(), t.end());
+  std::string out;
+  for (const std::string &x : t)
+    out += x + ";";
+  return out;
+}
+
+constexpr unsigned kMaxCandidates = 4096;
+/// Triples: the best pairs extended by the best singles.
+constexpr unsigned kTriplePairs = 16, kTripleSingles = 12;
+
+class PolicyStrategy : public SearchStrategy {
+public:
+  explicit PolicyStrategy(PolicyStrategyOptions o)
+      : opts(std::move(o)), rng(opts.seed), heuristic(makeHeuristicStrategy()) {
+    if (!opts.remark)
+      opts.remark = [](const std::string &r) { llvm::errs() << "cudal1: remark: " << r << "\n"; };
+    std::string dir = opts.modelDir.empty() ? defaultPolicyModelDir() : opts.modelDir;
+    llvm::Expected<std::unique_ptr<Policy>> p = Policy::load(dir);
+    if (p)
+      policy = std::move(*p);
+    else
+      opts.remark(llvm::toString(p.takeError()) + "; the heuristic strategy proposes instead");
+  }
+
+  const char *name() const override { return "policy"; }
+
+  std::vector<Proposal> propose(const KernelState &k, unsigned count) override {
+    std::vector<Proposal> out;
+    std::set<std::string> seen = k.tried;
+    // 1. The heuristic's first plan comes first: the policy can then never
+    // do worse than the heuristic's first guess (the choice is by measurement).
+    if (!firstDone.count(k.key)) {
+      firstDone.insert(k.key);
+      for (Proposal &h : heuristic->propose(k, 1))
+        if (seen.insert(h.text()).second) {
+          emitted[k.key].push_back(kindOf(h.steps));
+          out.push_back(std::move(h));
+        }
+    }
+    if (out.size() >= count)
+      return out;
+    if (!policy || refused.count(k.key))
+      return fallback(k, count, std::move(out), seen);
+    // 2. Score the candidates, pairs' best extended to triples.
+    std::vector<std::vector<PlanStep>> cands;
+    for (auto &c : policyCandidates(k, kMaxCandidates))
+      if (!seen.count(planText(c)))
+        cands.push_back(std::move(c));
+    std::vector<PlanScore> scores;
+    if (!scoreInto(k, cands, scores))
+      return fallback(k, count, std::move(out), seen);
+    std::vector<std::vector<PlanStep>> triples = triplesOf(cands, scores, seen);
+    std::vector<PlanScore> tripleScores;
+    if (!triples.empty() && !scoreInto(k, triples, tripleScores))
+      return fallback(k, count, std::move(out), seen);
+    cands.insert(cands.end(), triples.begin(), triples.end());
+    scores.insert(scores.end(), tripleScores.begin(), tripleScores.end());
+    // 3. Utility, diversity, temperature.
+    std::vector<bool> taken(cands.size(), false);
+    while (out.size() < count) {
+      std::map<std::string, unsigned> kinds;
+      for (const std::string &e : emitted[k.key])
+        ++kinds[e];
+      std::vector<double> u(cands.size(), -INFINITY);
+      double best = -INFINITY;
+      for (size_t i = 0; i < cands.size(); ++i) {
+        if (taken[i])
+          continue;
+        u[i] = policyUtility(scores[i], opts.explore) - opts.diversity * kinds[kindOf(cands[i])];
+        best = std::max(best, u[i]);
+      }
+      if (best == -INFINITY)
+        break;
+      size_t pick = 0;
+      double prob = 1;
+      if (opts.temperature <= 0) {
+        pick = size_t(std::max_element(u.begin(), u.end()) - u.begin());
+      } else {
+        std::vector<double> w(cands.size(), 0);
+        double sum = 0;
+        for (size_t i = 0; i < cands.size(); ++i)
+          if (u[i] > -INFINITY)
+            sum += w[i] = std::exp((u[i] - best) / opts.temperature);
+        // A uniform draw mapped through the weights: std::discrete_distribution
+        // is not specified bit for bit across standard libraries.
+        double r = double(rng() >> 11) * 0x1.0p-53 * sum, acc = 0;
+        pick = cands.size();
+        for (size_t i = 0; i < cands.size(); ++i) {
+          if (w[i] == 0)
+            continue;
+          pick = i;
+          acc += w[i];
+          if (r < acc)
+            break;
+        }
+        prob = w[pick] / sum;
+      }
+      taken[pick] = true;
+      Proposal p{cands[pick], prob};
+      if (seen.insert(p.text()).second) {
+        emitted[k.key].push_back(kindOf(p.steps));
+        out.push_back(std::move(p));
+      }
+    }
+    return out;
+  }
+
+private:
+  bool scoreInto(const KernelState &k, const std::vector<std::vector<PlanStep>> &cands,
+                 std::vector<PlanScore> &scores) {
+    std::vector<Plan> plans;
+    for (const auto &c : cands)
+      plans.push_back(Plan{c});
+    llvm::Expected<std::vector<PlanScore>> s = policy->score(k, plans);
+    if (!s) {
+      refused.insert(k.key);
+      opts.remark(llvm::toString(s.takeError()) + "; the heuristic proposes for it instead");
+      return false;
+    }
+    scores = std::move(*s);
+    return true;
+  }
+
+  static std::vector<std::vector<PlanStep>>
+  triplesOf(const std::vector<std::vector<PlanStep>> &cands, const std::vector<PlanScore> &scores,
+            std::set<std::string> seen) {
+    std::vector<std::vector<PlanStep>> out;
+    std::vector<size_t> pairs, singles;
+    for (size_t i = 0; i < cands.size(); ++i)
+      (cands[i].size() == 1 ? singles : pairs).push_back(i);
+    auto byScore = [&](size_t a, size_t b) {
+      return scores[a].logSpeedup > scores[b].logSpeedup ||
+             (scores[a].logSpeedup == scores[b].logSpeedup && a < b);
+    };
+    std::sort(pairs.begin(), pairs.end(), byScore);
+    std::sort(singles.begin(), singles.end(), byScore);
+    pairs.resize(std::min<size_t>(pairs.size(), kTriplePairs));
+    singles.resize(std::min<size_t>(singles.size(), kTripleSingles));
+    for (size_t pi : pairs)
+      for (size_t si : singles) {
+        const PlanStep &s = cands[si][0];
+        if (!compatibleWith(cands[pi], s))
+          continue;
+        std::vector<PlanStep> t = cands[pi];
+        t.push_back(s);
+        if (seen.insert(planText(t)).second)
+          out.push_back(std::move(t));
+      }
+    return out;
+  }
+
+  std::vector<Proposal> fallback(const KernelState &k, unsigned count, std::vector<Proposal> out,
+                                 std::set<std::string> &seen) {
+    KernelState state = k;
+    for (const Proposal &p : out)
+      state.tried.insert(p.text());
+    for (Proposal &h : heuristic->propose(state, count - unsigned(out.size())))
+      if (seen.insert(h.text()).second)
+        out.push_back(std::move(h));
+    return out;
+  }
+
+  PolicyStrategyOptions opts;
+  std::mt19937_64 rng;
+  std::unique_ptr<SearchStrategy> heuristic;
+  std::unique_ptr<Policy> policy;
+  std::set<std::string> firstDone, refused;
+  std::map<std::string, std::vector<std::string>> emitted;
+};
+
+} // namespace
+
+double policyUtility(const PlanScore &s, double explore) {
+  return s.verifyProbability * s.logSpeedup + std::log(std::max(1e-6, s.verifyProbability)) +
+         explore * s.uncertainty;
+}
+
+std::vector<std::vector<PlanStep>> policyCandidates(const KernelState &k, unsigned maxPlans) {
+  std::vector<const PlanStep *> pool;
+  for (const PlanStep &s : k.steps)
+    if (!isFastMath(s))
+      pool.push_back(&s);
+  std::vector<std::vector<PlanStep>> out;
+  std::set<std::string> seen;
+  auto add = [&](std::vector<PlanStep> p) {
+    if (out.size() < maxPlans && seen.insert(planText(p)).second)
+      out.push_back(std::move(p));
+  };
+  for (const PlanStep *s : pool)
+    add({*s});
+  // Both orders: gatekeepers (drop-sync before fuse) make order matter.
+  for (const PlanStep *a : pool)
+    for (const PlanStep *b : pool)
+      if (a != b && compatibleWith({*a}, *b))
+        add({*a, *b});
+  return out;
+}
+
+std::unique_ptr<SearchStrategy> makePolicyStrategy(PolicyStrategyOptions options) {
+  return std::make_unique<PolicyStrategy>(std::move(options));
+}
+
+} // namespace cudal1

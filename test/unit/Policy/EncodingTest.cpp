@@ -1,0 +1,181 @@
+// The policy's encoding: shapes, determinism, and the values of a few
+// encodings checked position by position.
+#include "cudal1/Policy/Encoding.h"
+
+#include "PolicyTestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace cudal1;
+using namespace cudal1::test;
+
+namespace {
+
+EncodingSchema schemaFor(const std::vector<KernelState> &states) {
+  std::vector<const KernelState *> ptrs;
+  std::vector<std::vector<PlanStep>> plans;
+  for (const KernelState &s : states) {
+    ptrs.push_back(&s);
+    for (const PlanStep &st : s.steps)
+      plans.push_back({st});
+  }
+  return fitSchema(ptrs, plans, 1);
+}
+
+size_t indexOf(const std::vector<std::string> &v, const std::string &x) {
+  return size_t(std::find(v.begin(), v.end(), x) - v.begin());
+}
+
+TEST(Encoding, ShapesFollowTheSchema) {
+  std::vector<KernelState> ks = {kernelState("a", 0, 0), kernelState("b", 2, 0.5)};
+  EncodingSchema s = schemaFor(ks);
+  // Vocabularies: 6 transforms, 4 parameter names (block, factor, loop, width).
+  EXPECT_EQ(s.transforms.size(), 6u);
+  EXPECT_EQ(s.params, (std::vector<std::string>{"block", "factor", "loop", "width"}));
+  EXPECT_EQ(s.stepDim(), 2u + 7u + 6u + 1u + 4u);
+  EXPECT_EQ(s.planDim(), kPolicyStepCap * s.stepDim() + 2);
+  EXPECT_EQ(encodeState(s, ks[0]).size(), s.stateDim());
+  EXPECT_EQ(encodePlan(s, {ks[0].steps[0]}).size(), s.planDim());
+  Exemplar e;
+  e.steps = {ks[0].steps[1]};
+  EXPECT_EQ(encodeExemplar(s, e).size(), s.exemplarDim());
+  KernelState withEx = ks[0];
+  withEx.exemplars.assign(kMaxExemplars + 5, e);
+  EncodedInput in = encodeInput(s, withEx, {{ks[0].steps[0]}, {ks[0].steps[1], ks[0].steps[2]}});
+  EXPECT_EQ(in.numExemplars, kMaxExemplars); // only the most recent ones
+  EXPECT_EQ(in.exemplars.size(), size_t(kMaxExemplars) * s.exemplarDim());
+  EXPECT_EQ(in.numPlans, 2u);
+  EXPECT_EQ(in.plans.size(), 2u * s.planDim());
+}
+
+TEST(Encoding, DeterministicAndIndependentOfDataOrder) {
+  std::vector<KernelState> ks = {kernelState("a", 0, 0), kernelState("b", 2, 0.5),
+                                 kernelState("c", 1, 0.25)};
+  EncodingSchema s1 = schemaFor(ks);
+  std::reverse(ks.begin(), ks.end());
+  EncodingSchema s2 = schemaFor(ks);
+  EXPECT_EQ(s1.stateNames, s2.stateNames);
+  EXPECT_EQ(s1.transforms, s2.transforms);
+  for (size_t i = 0; i < s1.stateDim(); ++i) // sums in another order: equal to rounding
+    EXPECT_NEAR(s1.stateMean[i], s2.stateMean[i], 1e-12);
+  EXPECT_EQ(encodePlan(s1, ks[0].steps), encodePlan(s1, ks[0].steps));
+  EXPECT_EQ(encodeState(s1, ks[1]), encodeState(s1, ks[1]));
+}
+
+TEST(Encoding, StateValuesAreNormalizedSignedLogs) {
+  std::vector<KernelState> ks = {kernelState("a", 0, 0), kernelState("b", 3, 0.5)};
+  EncodingSchema s = schemaFor(ks);
+  size_t i = indexOf(s.stateNames, "kernel.atomics");
+  ASSERT_LT(i, s.stateNames.size());
+  // Two kernels: signed logs 0 and log(4); mean log(2), std log(2).
+  EXPECT_NEAR(s.stateMean[i], std::log(4.0) / 2, 1e-12);
+  EXPECT_NEAR(s.stateStd[i], std::log(4.0) / 2, 1e-12);
+  std::vector<float> z = encodeState(s, ks[1]);
+  EXPECT_NEAR(z[i], 1.0, 1e-6);
+  EXPECT_NEAR(encodeState(s, ks[0])[i], -1.0, 1e-6);
+  // Inputs equal on both kernels are constant: std 1, encoded as 0.
+  size_t sm = indexOf(s.stateNames, "gpu.sm_count");
+  ASSERT_LT(sm, s.stateNames.size());
+  EXPECT_EQ(s.stateStd[sm], 1.0);
+  EXPECT_EQ(z[sm], 0.0f);
+  // Far outside the range: the worst input is named.
+  KernelState far = ks[1];
+  far.features[0].second = 1e9;
+  std::pair<std::string, double> worst;
+  encodeState(s, far, &worst);
+  EXPECT_EQ(worst.first, "kernel.atomics");
+  EXPECT_GT(worst.second, 10);
+}
+
+TEST(Encoding, PlanValuesPositionByPosition) {
+  std::vector<KernelState> ks = {kernelState("a", 0, 0)};
+  EncodingSchema s = schemaFor(ks);
+  unsigned d = s.stepDim(), T = unsigned(s.transforms.size());
+  PlanStep lc = step("a", "launch-config", {{"block", "32x8"}});
+  PlanStep un;
+  un.scope.launch = 3;
+  un.transform = "unroll";
+  un.params = {{"loop", "0"}, {"factor", "4"}};
+  std::vector<float> p = encodePlan(s, {lc, un});
+  // Step 0: present, position 1/4, launch-config's one-hot, kernel scope, no site id.
+  EXPECT_EQ(p[0], 1.0f);
+  EXPECT_EQ(p[1], 0.25f);
+  size_t lcId = 1 + indexOf(s.transforms, "launch-config");
+  for (unsigned t = 0; t <= T; ++t)
+    EXPECT_EQ(p[2 + t], t == lcId ? 1.0f : 0.0f) << t;
+  EXPECT_EQ(p[2 + T + 1 + 0], 1.0f); // scope kind 0: a kernel
+  EXPECT_EQ(p[2 + T + 1 + 6], 0.0f); // site id
+  size_t block = 2 + T + 1 + 6 + 1 + indexOf(s.params, "block");
+  EXPECT_FLOAT_EQ(p[block], float(std::log2(2.0 + 256)));
+  // Step 1: a launch scope @#3, loop=0 differs from no loop.
+  EXPECT_EQ(p[d + 1], 0.5f);
+  EXPECT_EQ(p[d + 2 + T + 1 + 1], 1.0f); // scope kind 1: a launch
+  EXPECT_FLOAT_EQ(p[d + 2 + T + 1 + 6], float(std::log2(5.0)));
+  EXPECT_FLOAT_EQ(p[d + 2 + T + 1 + 6 + 1 + indexOf(s.params, "loop")], 1.0f);
+  EXPECT_FLOAT_EQ(p[d + 2 + T + 1 + 6 + 1 + indexOf(s.params, "factor")], float(std::log2(6.0)));
+  // Padding, step count, not truncated.
+  for (unsigned i = 2 * d; i < kPolicyStepCap * d; ++i)
+    EXPECT_EQ(p[i], 0.0f);
+  EXPECT_EQ(p[kPolicyStepCap * d], 0.5f);
+  EXPECT_EQ(p[kPolicyStepCap * d + 1], 0.0f);
+  // An unknown transform takes slot 0; a plan over the cap is flagged.
+  std::vector<float> u = encodePlan(s, {step("a", "no-such-pass")});
+  EXPECT_EQ(u[2], 1.0f);
+  std::vector<PlanStep> longPlan(kPolicyStepCap + 1, lc);
+  EXPECT_EQ(encodePlan(s, longPlan)[kPolicyStepCap * d + 1], 1.0f);
+}
+
+TEST(Encoding, ExemplarCarriesItsResult) {
+  std::vector<KernelState> ks = {kernelState("a", 0, 0)};
+  EncodingSchema s = schemaFor(ks);
+  Exemplar e;
+  e.steps = {ks[0].steps[0]};
+  e.outcome = Outcome::Ok;
+  e.timed = true;
+  e.speedup = 2.0;
+  e.thisRun = true;
+  std::vector<float> x = encodeExemplar(s, e);
+  unsigned b = s.planDim();
+  EXPECT_FLOAT_EQ(x[b], float(std::log(2.0)));
+  EXPECT_EQ(std::vector<float>(x.begin() + b + 1, x.end()),
+            (std::vector<float>{1, 1, 0, 0, 1})); // timed, ok, not wrong, not failed, this run
+  e.outcome = Outcome::WrongAfterTiming;
+  e.timed = false;
+  e.thisRun = false;
+  x = encodeExemplar(s, e);
+  EXPECT_EQ(std::vector<float>(x.begin() + b, x.end()), (std::vector<float>{0, 0, 0, 1, 0, 0}));
+  e.outcome = Outcome::CompileError;
+  e.speedup = 1e6; // not timed: the speedup is ignored
+  x = encodeExemplar(s, e);
+  EXPECT_EQ(std::vector<float>(x.begin() + b, x.end()), (std::vector<float>{0, 0, 0, 0, 1, 0}));
+}
+
+TEST(Encoding, SchemaJsonRoundTripAndRefusals) {
+  std::vector<KernelState> ks = {kernelState("a", 0, 0), kernelState("b", 1, 1)};
+  EncodingSchema s = schemaFor(ks);
+  llvm::json::Value v = schemaToJson(s);
+  llvm::Expected<EncodingSchema> back = schemaFromJson(v);
+  ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
+  EXPECT_TRUE(*back == s);
+
+  llvm::json::Object bad = *v.getAsObject();
+  bad["plan_dim"] = 3;
+  llvm::Expected<EncodingSchema> e1 = schemaFromJson(llvm::json::Value(std::move(bad)));
+  ASSERT_FALSE(bool(e1));
+  EXPECT_NE(llvm::toString(e1.takeError()).find("dimensions do not match"), std::string::npos);
+
+  llvm::json::Object unsorted = *v.getAsObject();
+  unsorted["transforms"] = llvm::json::Array{"zeta", "alpha"};
+  llvm::Expected<EncodingSchema> e2 = schemaFromJson(llvm::json::Value(std::move(unsorted)));
+  ASSERT_FALSE(bool(e2));
+  EXPECT_NE(llvm::toString(e2.takeError()).find("sorted"), std::string::npos);
+
+  llvm::Expected<EncodingSchema> e3 = schemaFromJson(llvm::json::Value(42));
+  ASSERT_FALSE(bool(e3));
+  EXPECT_NE(llvm::toString(e3.takeError()).find("not an object"), std::string::npos);
+}
+
+} // namespace

@@ -1,0 +1,154 @@
+// The `policy` strategy: with a missing, corrupt or schema-mismatched model
+// it proposes what the heuristic would, after exactly one remark; with a
+// model it proposes the heuristic's first plan first, then legal plans of
+// its own choosing, deterministically for a seed.
+#include "cudal1/Tune/PolicyStrategy.h"
+#include "cudal1/Policy/Policy.h"
+
+#include "PolicyTestUtil.h"
+
+#include "llvm/Support/FileSystem.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+
+using namespace cudal1;
+using namespace cudal1::test;
+
+namespace {
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    llvm::SmallString<128> p;
+    EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("cudal1-strategy-test", p));
+    path = std::string(p);
+  }
+  ~TempDir() { llvm::sys::fs::remove_directories(path); }
+};
+
+std::vector<std::string> texts(const std::vector<Proposal> &ps) {
+  std::vector<std::string> out;
+  for (const Proposal &p : ps)
+    out.push_back(p.text());
+  return out;
+}
+
+/// Proposes `rounds` times one plan, as the tuner does, marking each tried.
+std::vector<std::string> run(SearchStrategy &s, KernelState k, unsigned rounds) {
+  std::vector<std::string> out;
+  for (unsigned i = 0; i < rounds; ++i)
+    for (const Proposal &p : s.propose(k, 1)) {
+      out.push_back(p.text());
+      k.tried.insert(p.text());
+    }
+  return out;
+}
+
+void expectHeuristicFallback(const std::string &modelDir, const std::string &reason) {
+  std::vector<std::string> remarks;
+  PolicyStrategyOptions o;
+  o.modelDir = modelDir;
+  o.remark = [&](const std::string &r) { remarks.push_back(r); };
+  std::unique_ptr<SearchStrategy> s = makePolicyStrategy(o);
+  EXPECT_STREQ(s->name(), "policy");
+  KernelState k = kernelState("a", 1, 0);
+  std::unique_ptr<SearchStrategy> h = makeHeuristicStrategy();
+  EXPECT_EQ(run(*s, k, 6), run(*h, k, 6));
+  EXPECT_EQ(texts(s->propose(k, 4)), texts(h->propose(k, 4)));
+  ASSERT_EQ(remarks.size(), 1u) << "one remark, however many proposals";
+  EXPECT_NE(remarks[0].find(reason), std::string::npos) << remarks[0];
+  EXPECT_NE(remarks[0].find("the heuristic strategy proposes instead"), std::string::npos);
+}
+
+TEST(PolicyStrategy, MissingModelFallsBackToTheHeuristic) {
+  TempDir d;
+  expectHeuristicFallback(d.path + "/no-model", "no such directory");
+}
+
+TEST(PolicyStrategy, CorruptModelFallsBackToTheHeuristic) {
+  TempDir d;
+  std::ofstream(d.path + "/model.json") << "{\"format\": \"cudal1-policy\", \"major\": ";
+  expectHeuristicFallback(d.path, "not JSON");
+}
+
+TEST(PolicyStrategy, SchemaMismatchedModelFallsBackToTheHeuristic) {
+  if (!policyBackendAvailable())
+    GTEST_SKIP() << "built without libtorch";
+  TempDir d;
+  KernelState a = kernelState("a", 0, 0);
+  EncodingSchema schema = fitSchema({&a}, {{a.steps[0]}}, 1);
+  schema.encodingVersion = kEncodingVersion + 1;
+  auto p = Policy::create(schema, 16, 1);
+  ASSERT_TRUE(bool(p));
+  ASSERT_FALSE(bool((*p)->save(d.path, false)));
+  expectHeuristicFallback(d.path, "schema mismatch");
+}
+
+TEST(PolicyStrategy, RegisteredByName) {
+  std::unique_ptr<SearchStrategy> s = makeStrategy("policy", 1);
+  ASSERT_TRUE(s);
+  EXPECT_STREQ(s->name(), "policy");
+}
+
+TEST(PolicyStrategy, CandidatesAreSinglesAndOrderedPairs) {
+  KernelState k = kernelState("a", 0, 0);
+  std::vector<std::vector<PlanStep>> c = policyCandidates(k, 100000);
+  size_t n = k.steps.size();
+  // Pairs of the same transform at the same scope conflict: vectorize x2 and
+  // launch-config x2 give 2 ordered pairs each that are left out.
+  EXPECT_EQ(c.size(), n + n * (n - 1) - 4);
+  std::set<std::string> seen;
+  for (const auto &p : c)
+    EXPECT_TRUE(seen.insert(planText(p)).second) << planText(p);
+  EXPECT_EQ(policyCandidates(k, 5).size(), 5u);
+}
+
+TEST(PolicyStrategy, WithAModelTheHeuristicsFirstPlanComesFirst) {
+  if (!policyBackendAvailable())
+    GTEST_SKIP() << "built without libtorch";
+  TempDir d;
+  KernelState a = kernelState("a", 0, 0), b = kernelState("b", 2, 0.5);
+  std::vector<std::vector<PlanStep>> plans;
+  for (const PlanStep &s : a.steps)
+    plans.push_back({s});
+  auto p = Policy::create(fitSchema({&a, &b}, plans, 1), 16, 1);
+  ASSERT_TRUE(bool(p));
+  ASSERT_FALSE(bool((*p)->save(d.path, false)));
+  auto make = [&](uint64_t seed) {
+    PolicyStrategyOptions o;
+    o.modelDir = d.path;
+    o.seed = seed;
+    o.remark = [](const std::string &r) { ADD_FAILURE() << "unexpected remark: " << r; };
+    return makePolicyStrategy(o);
+  };
+  auto s1 = make(5), s2 = make(5);
+  std::vector<std::string> r1 = run(*s1, a, 10), r2 = run(*s2, a, 10);
+  ASSERT_EQ(r1.size(), 10u);
+  EXPECT_EQ(r1, r2) << "deterministic for a seed";
+  EXPECT_EQ(r1[0], texts(makeHeuristicStrategy()->propose(a, 1))[0]);
+  std::set<std::string> legal;
+  for (const auto &c : policyCandidates(a, 100000))
+    legal.insert(planText(c));
+  std::set<std::string> distinct(r1.begin(), r1.end());
+  EXPECT_EQ(distinct.size(), r1.size());
+  for (const std::string &t : r1) {
+    if (legal.count(t))
+      continue;
+    // Else a triple: one of the candidate pairs and one more step.
+    size_t last = t.rfind("; ");
+    ASSERT_NE(last, std::string::npos) << t;
+    EXPECT_TRUE(legal.count(t.substr(0, last))) << t;
+  }
+  // Several at once: as many as asked, none tried before.
+  KernelState tried = a;
+  tried.tried.insert(r1.begin(), r1.end());
+  std::vector<Proposal> more = make(5)->propose(tried, 4);
+  EXPECT_EQ(more.size(), 4u);
+  for (const Proposal &m : more)
+    EXPECT_FALSE(tried.tried.count(m.text()));
+}
+
+} // namespace

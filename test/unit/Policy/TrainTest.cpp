@@ -1,0 +1,209 @@
+// cudal1-train's library on a synthetic task whose right plan is known: a
+// reduction with atomics wants warp-reduce, a strided kernel coalesce,
+// anything else wider loads. Trained on some kernels (programs), the
+// policy must rank the right plan first on kernels it has never seen.
+#include "cudal1/Policy/Train.h"
+#include "cudal1/Tune/PolicyStrategy.h"
+
+#include "../../../lib/Policy/Torch/Network.h"
+
+#include "cudal1/TuneDB/TuneDB.h"
+
+#include "llvm/Support/FileSystem.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+using namespace cudal1;
+
+namespace {
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    llvm::SmallString<128> p;
+    EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("cudal1-train-test", p));
+    path = std::string(p);
+  }
+  ~TempDir() { llvm::sys::fs::remove_directories(path); }
+};
+
+/// The right plan of a kernel of the synthetic task.
+std::string rightPlan(const std::string &name, int kind) {
+  return kind == 0   ? "@" + name + ": warp-reduce"
+         : kind == 1 ? "@" + name + ": coalesce"
+                     : "@" + name + ": vectorize(width=16)";
+}
+
+/// `n` kernels, each its own program (its own session), with features that
+/// decide the right plan and a small deterministic spread of the rest.
+void buildSyntheticDb(const std::string &path, unsigned n) {
+  auto db = TuneDB::open(path);
+  ASSERT_TRUE(bool(db)) << llvm::toString(db.takeError());
+  for (unsigned i = 0; i < n; ++i) {
+    int kind = int(i % 3);
+    std::string name = "k" + std::to_string(i), key = "key" + std::to_string(i);
+    KernelFeatures f{key, name, 1, {}};
+    f.features = {{"atomics", kind == 0 ? 1.0 + i % 4 : 0.0},
+                  {"frac_strided", kind == 1 ? 0.5 + 0.1 * (i % 5) : 0.1 * (i % 2)},
+                  {"loops", double(i % 3)},
+                  {"global_reads", double(1 + i % 7)}};
+    ASSERT_FALSE(bool(db->recordFeatures(f)));
+    std::vector<std::pair<std::string, double>> plans = {
+        {"@" + name + ": warp-reduce", kind == 0 ? 3.0 : 0.97},
+        {"@" + name + ": coalesce", kind == 1 ? 2.0 : 1.0},
+        {"@" + name + ": vectorize(width=16)", kind == 2 ? 1.6 : 1.03},
+        {"@" + name + ": restrict", 1.05},
+        {"@" + name + ": unroll(loop=0, factor=4)", 1.08 - 0.01 * (i % 3)},
+        {"@" + name + ": launch-config(block=256)", 0.95},
+        {"@" + name + ": vectorize(width=8)", kind == 2 ? 1.3 : 1.01},
+    };
+    for (const auto &[plan, speedup] : plans) {
+      Measurement m;
+      m.kernelKey = key;
+      m.kernelName = name;
+      m.plan = plan;
+      m.gpu = {"NVIDIA H200", "sm_90"};
+      m.shape = "*";
+      m.session = "s" + std::to_string(i);
+      // warp-reduce on a kernel without a reduction does not verify.
+      bool wrong = kind != 0 && plan.find("warp-reduce") != std::string::npos;
+      m.outcome = wrong ? "wrong" : "ok";
+      if (!wrong) {
+        m.speedup = speedup;
+        m.speedupLo = speedup * 0.99;
+        m.speedupHi = speedup * 1.01;
+        m.baselineMs = 1.0 + 0.1 * i;
+      }
+      auto id = db->recordMeasurement(m);
+      ASSERT_TRUE(bool(id)) << llvm::toString(id.takeError());
+    }
+  }
+}
+
+TEST(Train, SplitsAreByHashAndStable) {
+  SplitOptions o{10, 10};
+  unsigned counts[3] = {0, 0, 0};
+  for (unsigned i = 0; i < 2000; ++i)
+    ++counts[unsigned(splitOf("program" + std::to_string(i), o))];
+  EXPECT_NEAR(counts[unsigned(Split::Test)], 200, 60);
+  EXPECT_NEAR(counts[unsigned(Split::Validation)], 200, 60);
+  EXPECT_EQ(splitOf("l1_vector_add", o), splitOf("l1_vector_add", o));
+  EXPECT_EQ(splitOf("x", {0, 0}), Split::Train);
+  EXPECT_EQ(splitOf("x", {0, 100}), Split::Test);
+}
+
+TEST(Train, KernelsOfOneSessionAreOneProgram) {
+  TempDir d;
+  std::string path = d.path + "/t.db";
+  {
+    auto db = TuneDB::open(path);
+    ASSERT_TRUE(bool(db));
+    auto rec = [&](const std::string &key, const std::string &session, const std::string &out) {
+      Measurement m;
+      m.kernelKey = key;
+      m.kernelName = key;
+      m.plan = "@" + key + ": restrict";
+      m.gpu = {"NVIDIA H200", "sm_90"};
+      m.shape = "*";
+      m.session = session;
+      m.outcome = out;
+      auto id = db->recordMeasurement(m);
+      ASSERT_TRUE(bool(id)) << llvm::toString(id.takeError());
+    };
+    rec("ka", "s1", "ok");
+    rec("kb", "s1", "ok");
+    rec("kb", "s2", "wrong"); // kb in s2 joins kc's session to ka's program
+    rec("kc", "s2", "ok");
+    rec("kd", "s3", "ok");
+    rec("program:x", "s3", "ok");
+  }
+  auto ds = loadDataset({path}, 1, {});
+  ASSERT_TRUE(bool(ds)) << llvm::toString(ds.takeError());
+  ASSERT_EQ(ds->kernels.size(), 4u);
+  EXPECT_EQ(ds->kernels[0].program, ds->kernels[1].program);
+  EXPECT_EQ(ds->kernels[0].program, ds->kernels[2].program);
+  EXPECT_NE(ds->kernels[0].program, ds->kernels[3].program);
+  EXPECT_EQ(ds->skipped, 1u); // the combination
+  // kb: wrong once makes the plan wrong, and an untimed one.
+  EXPECT_EQ(ds->kernels[1].plans[0].outcome, Outcome::Wrong);
+  EXPECT_FALSE(ds->kernels[1].plans[0].timed);
+}
+
+TEST(Train, LearnsTheRightPlanOfASyntheticTask) {
+  if (!policyBackendAvailable())
+    GTEST_SKIP() << "built without libtorch";
+  TempDir d;
+  std::string path = d.path + "/synthetic.db";
+  buildSyntheticDb(path, 45);
+  SplitOptions so{15, 15};
+  auto ds = loadDataset({path}, 1, so);
+  ASSERT_TRUE(bool(ds)) << llvm::toString(ds.takeError());
+  ASSERT_EQ(ds->kernels.size(), 45u);
+  TrainOptions to;
+  to.outDir = d.path + "/model";
+  to.epochs = 40;
+  to.hidden = 32;
+  to.seed = 3;
+  auto sum = trainPolicy(*ds, to);
+  ASSERT_TRUE(bool(sum)) << llvm::toString(sum.takeError());
+  ASSERT_GT(sum->validationKernels + sum->testKernels, 5u);
+  // Held out: the right plan first on every kernel, and most pairs (many
+  // differ by a few percent at 1% noise; issue 17's goal is 0.80).
+  auto model = Policy::load(to.outDir);
+  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+  unsigned heldOut = 0, right = 0;
+  for (const KernelData &k : ds->kernels) {
+    if (k.split == Split::Train)
+      continue;
+    std::vector<Plan> plans;
+    for (const MeasuredPlan &p : k.plans)
+      plans.push_back(Plan{p.steps});
+    auto s = (*model)->score(k.state, plans);
+    ASSERT_TRUE(bool(s)) << llvm::toString(s.takeError());
+    // Chosen as the strategy chooses (without exploration): warp-reduce
+    // where it does not verify must lose by its verification probability.
+    size_t top = 0;
+    for (size_t i = 0; i < plans.size(); ++i)
+      if (policyUtility((*s)[i], 0) > policyUtility((*s)[top], 0))
+        top = i;
+    int kind = std::stoi(k.state.name.substr(1)) % 3;
+    ++heldOut;
+    right += k.plans[top].text == rightPlan(k.state.name, kind);
+  }
+  EXPECT_EQ(right, heldOut) << sum->curve;
+  EXPECT_GE(sum->validation.pairAccuracy, 0.8) << sum->curve;
+  EXPECT_GE(sum->test.pairAccuracy, 0.8) << sum->curve;
+  // The curve was written beside the model.
+  std::ifstream curve(to.outDir + "/curve.txt");
+  std::stringstream text;
+  text << curve.rdbuf();
+  EXPECT_EQ(text.str(), sum->curve);
+  EXPECT_NE(sum->curve.find("# final test:"), std::string::npos);
+
+  // Deterministic: the same seed trains the same weights, bit for bit.
+  TrainOptions again = to;
+  again.outDir = d.path + "/model2";
+  auto sum2 = trainPolicy(*ds, again);
+  ASSERT_TRUE(bool(sum2));
+  auto model2 = Policy::load(again.outDir);
+  ASSERT_TRUE(bool(model2));
+  std::vector<float> a = (*model)->network().parameters(), b = (*model2)->network().parameters();
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)));
+}
+
+TEST(Train, NothingToTrainOnIsAnError) {
+  Dataset empty;
+  TrainOptions to;
+  to.outDir = "/nonexistent/never-written";
+  auto sum = trainPolicy(empty, to);
+  ASSERT_FALSE(bool(sum));
+  EXPECT_NE(llvm::toString(sum.takeError()).find("no kernel in the training split"),
+            std::string::npos);
+}
+
+} // namespace

@@ -1,0 +1,77 @@
+// cudal1-train: trains the learned policy from tuning databases (stage (a),
+// supervised; docs/cudal1-train.md). Flags are parsed here; lib/Policy does
+// the work.
+#include "cudal1/Analysis/KernelAnalysis.h"
+#include "cudal1/Policy/Train.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+namespace {
+cl::OptionCategory cat("cudal1-train options");
+cl::list<std::string> databases(cl::Positional, cl::OneOrMore, cl::desc("<tune.db>..."),
+                                cl::cat(cat));
+cl::opt<std::string> outDir("o", cl::Required, cl::value_desc("dir"), cl::cat(cat),
+                            cl::desc("The model directory to write"));
+cl::opt<bool> force("force", cl::cat(cat), cl::desc("Replace a model already in the directory"));
+cl::opt<std::string> curve("curve", cl::value_desc("file"), cl::cat(cat),
+                           cl::desc("The training curve (default: DIR/curve.txt)"));
+cl::opt<uint64_t> seed("seed", cl::init(1), cl::cat(cat), cl::desc("Seed (default 1)"));
+cl::opt<unsigned> epochs("epochs", cl::init(200), cl::cat(cat), cl::desc("Epochs (default 200)"));
+cl::opt<unsigned> hidden("hidden", cl::init(64), cl::cat(cat),
+                         cl::desc("Width of the network (default 64)"));
+cl::opt<double> learningRate("lr", cl::init(3e-3), cl::cat(cat),
+                             cl::desc("Adam's learning rate (default 0.003)"));
+cl::opt<unsigned> validation("validation-percent", cl::init(10), cl::cat(cat),
+                             cl::desc("Programs in the validation split (default 10)"));
+cl::opt<unsigned> test("test-percent", cl::init(10), cl::cat(cat),
+                       cl::desc("Programs in the test split (default 10)"));
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(cat);
+  cl::ParseCommandLineOptions(argc, argv, "cudal1-train: train the learned policy\n");
+  auto fail = [](Error e) {
+    errs() << "cudal1-train: error: " << toString(std::move(e)) << "\n";
+    return 1;
+  };
+  if (validation + test > 100)
+    return fail(createStringError(inconvertibleErrorCode(),
+                                  "--validation-percent plus --test-percent exceed 100"));
+  cudal1::SplitOptions so{validation, test};
+  std::vector<std::string> dbs(databases.begin(), databases.end());
+  Expected<cudal1::Dataset> data = cudal1::loadDataset(dbs, cudal1::featureVersion, so);
+  if (!data)
+    return fail(data.takeError());
+  for (const std::string &n : data->notes)
+    outs() << "note: " << n << "\n";
+  cudal1::TrainOptions to;
+  to.outDir = outDir;
+  to.overwrite = force;
+  to.curveFile = curve;
+  to.seed = seed;
+  to.epochs = epochs;
+  to.hidden = hidden;
+  to.learningRate = learningRate;
+  for (const std::string &d : dbs)
+    to.dataNote += (to.dataNote.empty() ? "" : ", ") + sys::path::filename(d).str();
+  Expected<cudal1::TrainSummary> s = cudal1::trainPolicy(*data, to);
+  if (!s)
+    return fail(s.takeError());
+  outs() << formatv("cudal1-train: {0} measurements, {1} kernels ({2} train, {3} validation, "
+                    "{4} test)\n",
+                    data->measurements, data->kernels.size(), s->trainKernels, s->validationKernels,
+                    s->testKernels);
+  for (auto [name, sc] : {std::pair{"train", &s->train}, std::pair{"validation", &s->validation},
+                          std::pair{"test", &s->test}})
+    outs() << formatv("  {0,-10} pairs {1,5}  pair accuracy {2:F3}  top-1 {3:F3}\n", name,
+                      sc->pairs, sc->pairAccuracy, sc->top1);
+  outs() << "wrote " << outDir << "\n";
+  return 0;
+}
