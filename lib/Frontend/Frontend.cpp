@@ -14,6 +14,8 @@
 #include "clang/Frontend/ASTUnit.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendAction.h"
+#include "clang/Frontend/TextDiagnosticPrinter.h"
+#include "clang/Lex/Preprocessor.h"
 #include "clang/Tooling/CompilationDatabase.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/ADT/DenseMap.h"
@@ -516,6 +518,52 @@ const std::string &cudal1::hostCodeKey(const ProgramModel &model) { return model
 QuietParses::QuietParses() : saved(quietParses) { quietParses = true; }
 QuietParses::~QuietParses() { quietParses = saved; }
 
+namespace {
+/// Counts a parse's errors, the driver's included (an unknown flag is the
+/// driver's error, which never reaches the ASTUnit's own diagnostics, so it
+/// used to be printed and then ignored), and prints every diagnostic to
+/// stderr unless parses are quiet: with the compiler's own diagnostic
+/// options once it has them, as clang's printer would.
+class ParseDiagnostics : public DiagnosticConsumer {
+public:
+  explicit ParseDiagnostics(bool quiet) : quiet(quiet) {
+    if (!quiet)
+      printer = std::make_unique<TextDiagnosticPrinter>(llvm::errs(), new DiagnosticOptions());
+  }
+  void BeginSourceFile(const LangOptions &lo, const Preprocessor *pp) override {
+    inSource = true;
+    if (quiet)
+      return;
+    if (pp)
+      printer = std::make_unique<TextDiagnosticPrinter>(
+          llvm::errs(), &pp->getDiagnostics().getDiagnosticOptions());
+    printer->BeginSourceFile(lo, pp);
+  }
+  void EndSourceFile() override {
+    if (printer)
+      printer->EndSourceFile();
+  }
+  void finish() override {
+    if (printer)
+      printer->finish();
+  }
+  void HandleDiagnostic(DiagnosticsEngine::Level level, const Diagnostic &info) override {
+    DiagnosticConsumer::HandleDiagnostic(level, info);
+    if (level >= DiagnosticsEngine::Error && !inSource)
+      argumentErrors = true;
+    if (printer)
+      printer->HandleDiagnostic(level, info);
+  }
+  /// Errors before the source was opened: the arguments'.
+  bool argumentErrors = false;
+
+private:
+  bool quiet;
+  bool inSource = false;
+  std::unique_ptr<TextDiagnosticPrinter> printer;
+};
+} // namespace
+
 ParsedUnit::~ParsedUnit() = default;
 ASTContext &ParsedUnit::ast() { return unit->getASTContext(); }
 
@@ -524,13 +572,20 @@ ParsedUnit::parse(const std::string &file, const std::string &code,
                   const std::vector<std::string> &args) {
   std::unique_ptr<ParsedUnit> u(new ParsedUnit());
   u->source = code;
-  // Outlives the unit, which keeps a pointer to it.
-  static thread_local IgnoringDiagConsumer ignore;
+  // Sees the driver's diagnostics and the unit's; outlives the unit.
+  auto diags = std::make_unique<ParseDiagnostics>(quietParses);
+  ParseDiagnostics &seen = *diags;
+  u->diagnostics = std::move(diags);
   u->unit = tooling::buildASTFromCodeWithArgs(
       code, args, file, "cudal1", std::make_shared<PCHContainerOperations>(),
-      tooling::getClangStripDependencyFileAdjuster(), tooling::FileContentMappings(),
-      quietParses ? &ignore : nullptr);
-  if (!u->unit || u->unit->getDiagnostics().hasErrorOccurred())
+      tooling::getClangStripDependencyFileAdjuster(), tooling::FileContentMappings(), &seen);
+  if (seen.argumentErrors)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        quietParses ? "clang rejected the arguments for '%s'"
+                    : "clang rejected the arguments for '%s' (see the errors above)",
+        file.c_str());
+  if (!u->unit || u->unit->getDiagnostics().hasErrorOccurred() || seen.getNumErrors())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    quietParses ? "'%s' could not be parsed"
                                                : "'%s' could not be parsed (see the errors above)",

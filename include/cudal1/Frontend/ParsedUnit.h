@@ -17,6 +17,7 @@ class ASTContext;
 class ASTUnit;
 class CallExpr;
 class CUDAKernelCallExpr;
+class DiagnosticConsumer;
 class FunctionDecl;
 class Stmt;
 } // namespace clang
@@ -41,7 +42,8 @@ class ParsedUnit {
 public:
   /// Parses `code` as the contents of `file` (includes resolve next to
   /// `file`) with clang arguments from analysisArgs(). Clang's diagnostics
-  /// go to stderr; a unit with errors is an error.
+  /// go to stderr; a unit with errors is an error, and so is an argument
+  /// clang rejects (an unknown flag, a bad -std=), which the driver reports.
   static llvm::Expected<std::unique_ptr<ParsedUnit>>
   parse(const std::string &file, const std::string &code, const std::vector<std::string> &args);
   ~ParsedUnit();
@@ -73,6 +75,8 @@ public:
 
 private:
   ParsedUnit() = default;
+  /// The unit's diagnostic consumer, which must outlive it (declared first).
+  std::unique_ptr<clang::DiagnosticConsumer> diagnostics;
   std::unique_ptr<clang::ASTUnit> unit;
   std::string source;
   ProgramModel programModel;
