@@ -5,6 +5,7 @@
 #include "cudal1/Tune/Session.h"
 #include "cudal1/Eval/Bundle.h"
 #include "cudal1/Eval/Process.h"
+#include "cudal1/Eval/ProgramBundle.h"
 #include "cudal1/Report/TuneReport.h"
 #include "cudal1/Support/AtomicFile.h"
 #include "cudal1/Tune/Record.h"
@@ -251,7 +252,14 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
     if (o.note)
       o.note(m);
   };
-  // 1. What the report needs, checked before tuning, which takes long.
+  // 1. The user's regexes get the bounds a bundle's get (std::regex would
+  // throw or recurse without them), and what the report needs, checked
+  // before tuning, which takes long.
+  for (const auto &[re, flag] : {std::pair(&o.setup.timeRegex, "--time-regex"),
+                                 std::pair(&o.setup.ignoreRegex, "--ignore-regex")})
+    if (!re->empty())
+      if (Status s = checkProgramRegex(*re, flag); !s.ok())
+        return failed(SessionStatus::UsageError, s.message());
   ReportContext ctx;
   if (!o.reportFile.empty()) {
     if (o.reportFile == "-" || sameFile(o.reportFile, in.file) ||
