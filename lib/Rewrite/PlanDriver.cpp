@@ -351,12 +351,9 @@ llvm::Expected<LegalSpace> cudal1::legalSpace(ParsedUnit &unit) {
     return out;
   };
   // Targets in headers are listed once with the reason, not per transform.
-  auto fill = [&](LegalSite site, Target tg) {
-    site.level = tg.copy >= 0     ? Transform::Level::HostCopy
-                 : tg.sync >= 0   ? Transform::Level::HostSync
-                 : tg.loop >= 0   ? Transform::Level::HostLoop
-                 : tg.launch >= 0 ? Transform::Level::Launch
-                                  : Transform::Level::Kernel;
+  using Level = Transform::Level;
+  auto fill = [&](LegalSite site, Target tg, Level level) {
+    site.level = level;
     site.notRewritable = outsideMainFile(m, tg);
     if (site.notRewritable.empty())
       site.transforms = describe(tg, site.level);
@@ -371,7 +368,7 @@ llvm::Expected<LegalSpace> cudal1::legalSpace(ParsedUnit &unit) {
     s.kernelName = m.kernels[k].name;
     s.kernelKey = m.kernels[k].key;
     s.location = m.kernels[k].pos.str();
-    space.kernels.push_back(fill(std::move(s), {k, -1}));
+    space.kernels.push_back(fill(std::move(s), {k, -1}, Level::Kernel));
   }
   for (const LaunchSite &l : m.launches) {
     if (l.kernelIndex < 0)
@@ -382,7 +379,8 @@ llvm::Expected<LegalSpace> cudal1::legalSpace(ParsedUnit &unit) {
     s.kernelName = l.kernel;
     s.kernelKey = m.kernels[l.kernelIndex].key;
     s.location = l.pos.str();
-    space.launches.push_back(fill(std::move(s), {unsigned(l.kernelIndex), int(l.id)}));
+    space.launches.push_back(
+        fill(std::move(s), {unsigned(l.kernelIndex), int(l.id)}, Level::Launch));
   }
   // Host loops that launch kernels, and host synchronizations.
   for (const HostLoop &hl : m.hostLoops) {
@@ -395,7 +393,7 @@ llvm::Expected<LegalSpace> cudal1::legalSpace(ParsedUnit &unit) {
     s.function = hl.function;
     s.location = hl.pos.str();
     s.launches = hl.launches;
-    space.loops.push_back(fill(std::move(s), tg));
+    space.loops.push_back(fill(std::move(s), tg, Level::HostLoop));
   }
   for (const HostSync &hs : m.syncs) {
     Target tg;
@@ -405,7 +403,7 @@ llvm::Expected<LegalSpace> cudal1::legalSpace(ParsedUnit &unit) {
     s.call = hs.call;
     s.function = hs.function;
     s.location = hs.pos.str();
-    space.syncs.push_back(fill(std::move(s), tg));
+    space.syncs.push_back(fill(std::move(s), tg, Level::HostSync));
   }
   // Host cudaMemcpy calls of the main file (@copy#N).
   const clang::SourceManager &sm = unit.ast().getSourceManager();
@@ -419,7 +417,7 @@ llvm::Expected<LegalSpace> cudal1::legalSpace(ParsedUnit &unit) {
     s.call = calleeName(cs[i]);
     s.location = std::string(pl.getFilename()) + ":" + std::to_string(pl.getLine()) + ":" +
                  std::to_string(pl.getColumn());
-    space.copies.push_back(fill(std::move(s), tg));
+    space.copies.push_back(fill(std::move(s), tg, Level::HostCopy));
   }
   return space;
 }
