@@ -207,6 +207,15 @@ Expected<ProgramBundle> parseProgramManifest(const std::string &text, const std:
       if (Status s = parseProgramVariant(w, 1, false, b.original, where); !s.ok())
         return s;
       sawOriginal = true;
+    } else if (d == "reference") {
+      if (rest.size() != 1)
+        return makeError(where, ": 'reference' takes one file (reference FILE)");
+      if (!b.reference.empty())
+        return makeError(where, ": a second 'reference'");
+      std::string id;
+      size_t i = 1;
+      if (Status s = parseVariantHead(w, i, false, id, b.reference, where); !s.ok())
+        return s;
     } else if (d == "variant") {
       ProgramVariant v;
       if (Status s = parseProgramVariant(w, 1, true, v, where); !s.ok())
@@ -256,6 +265,8 @@ std::string formatProgramManifest(const ProgramBundle &b) {
   };
   os << "original " << quoteIfNeeded(b.original.source) << (b.original.fastMath ? " fast-math" : "")
      << links(b.original) << "\n";
+  if (!b.reference.empty())
+    os << "reference " << quoteIfNeeded(b.reference) << "\n";
   for (const ProgramVariant &v : b.variants)
     os << "variant " << v.id << " " << quoteIfNeeded(v.source) << (v.fastMath ? " fast-math" : "")
        << links(v) << "\n";
@@ -279,6 +290,9 @@ Expected<ProgramBundle> readProgramBundle(const std::string &dir) {
   };
   if (Status s = exists(b->original.source); !s.ok())
     return s;
+  if (!b->reference.empty())
+    if (Status s = exists(b->reference); !s.ok())
+      return s;
   for (const ProgramVariant &v : b->variants)
     if (Status s = exists(v.source); !s.ok())
       return s;

@@ -106,6 +106,19 @@ bool looksIntegral(const std::string &s) {
   return s.find_first_of(".eEnNiIxX") == std::string::npos;
 }
 
+/// "" when two outputs have the same lines with the same text between
+/// their numbers; else the first difference.
+std::string shapeDifference(const std::vector<std::string> &a, const std::vector<std::string> &b) {
+  if (a.size() != b.size())
+    return std::to_string(b.size()) + " compared lines, the original " + std::to_string(a.size());
+  for (size_t l = 0; l < a.size(); ++l) {
+    Tokens x = tokenize(a[l]), y = tokenize(b[l]);
+    if (x.skeleton != y.skeleton || x.numbers.size() != y.numbers.size())
+      return "line " + std::to_string(l + 1) + ": '" + b[l] + "', the original '" + a[l] + "'";
+  }
+  return "";
+}
+
 } // namespace
 
 ProgramOutput splitProgramOutput(const std::string &text, const ProgramBundle &b) {
@@ -208,6 +221,93 @@ bool compareWithOriginalRuns(const std::vector<std::string> &first,
   return pass;
 }
 
+double printedUnit(const std::string &number) {
+  char *end = nullptr;
+  double v = std::strtod(number.c_str(), &end);
+  if (end == number.c_str() || !std::isfinite(v))
+    return 0;
+  // Digits after the point of the mantissa, then the exponent.
+  size_t e = number.find_first_of("eE");
+  std::string mantissa = number.substr(0, e);
+  int exponent = 0;
+  if (e != std::string::npos)
+    exponent = std::atoi(number.c_str() + e + 1);
+  size_t dot = mantissa.find('.');
+  int decimals = dot == std::string::npos ? 0 : int(mantissa.size() - dot - 1);
+  return std::pow(10.0, exponent - decimals);
+}
+
+bool compareWithReference(const std::vector<std::string> &reference,
+                          const std::vector<std::vector<std::string>> &originalRuns,
+                          const std::vector<std::string> &variant, const ReferenceRule &rule,
+                          std::vector<std::string> &mismatches, size_t maxMismatches) {
+  bool pass = true;
+  auto bad = [&](std::string what) {
+    pass = false;
+    if (mismatches.size() < maxMismatches)
+      mismatches.push_back(std::move(what));
+  };
+  if (variant.size() != reference.size()) {
+    bad("printed " + std::to_string(variant.size()) + " compared lines, the reference program " +
+        std::to_string(reference.size()));
+    return false;
+  }
+  for (size_t l = 0; l < reference.size(); ++l) {
+    Tokens r = tokenize(reference[l]), v = tokenize(variant[l]);
+    std::string where = "line " + std::to_string(l + 1);
+    if (r.skeleton != v.skeleton || r.numbers.size() != v.numbers.size()) {
+      bad(where + ": expected '" + reference[l] + "' (reference program), got '" + variant[l] +
+          "'");
+      continue;
+    }
+    std::vector<Tokens> runs;
+    for (const std::vector<std::string> &o : originalRuns)
+      if (l < o.size()) {
+        Tokens t = tokenize(o[l]);
+        if (t.skeleton == r.skeleton && t.numbers.size() == r.numbers.size())
+          runs.push_back(std::move(t));
+      }
+    for (size_t k = 0; k < r.numbers.size(); ++k) {
+      double x = std::strtod(r.numbers[k].c_str(), nullptr);
+      double y = std::strtod(v.numbers[k].c_str(), nullptr);
+      std::string item = where + " number " + std::to_string(k + 1) + ": expected " + r.numbers[k] +
+                         " (reference program), got " + v.numbers[k];
+      // The original's own error here: its largest over its runs.
+      double errO = 0;
+      bool originalFinite = true,
+           integral = looksIntegral(r.numbers[k]) && looksIntegral(v.numbers[k]);
+      bool likeOriginal = false; // v is non-finite exactly where an original run is
+      for (const Tokens &t : runs) {
+        double o = std::strtod(t.numbers[k].c_str(), nullptr);
+        integral &= looksIntegral(t.numbers[k]);
+        if (!std::isfinite(o)) {
+          originalFinite = false;
+          likeOriginal |= std::isnan(o) ? std::isnan(y) : o == y;
+          continue;
+        }
+        if (std::isfinite(x))
+          errO = std::max(errO, std::fabs(o - x));
+      }
+      if (!std::isfinite(x) || !std::isfinite(y)) {
+        bool same = std::isnan(x) ? std::isnan(y) : x == y;
+        if (!same && !likeOriginal)
+          bad(item + " (NaN/Inf must match the reference's or the original's)");
+        continue;
+      }
+      if (!originalFinite)
+        continue; // the original itself is not finite here: any finite value
+      double allowed = rule.k * errO;
+      if (!integral)
+        allowed += rule.rel * std::fabs(x) + rule.abs +
+                   std::max(printedUnit(r.numbers[k]), printedUnit(v.numbers[k]));
+      if (std::fabs(y - x) > allowed)
+        bad(item + ", allowed +-" + formatDouble(allowed) + " (the original's error " +
+            formatDouble(errO) + ")");
+    }
+  }
+  return pass;
+}
+
 bool parseFloorLine(const std::string &text, double &bytes, double &flops, std::string &dtype) {
   std::istringstream in(text);
   std::string line;
@@ -289,8 +389,26 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
   std::atomic<size_t> next{0};
   std::mutex mutex;
   size_t built = 0;
+  // The reference program, built with the others unless an earlier
+  // evaluation of this session ran it (index all.size() of the pool).
+  std::shared_ptr<ProgramReferenceRun> reference = opts.referenceCache;
+  if (!reference)
+    reference = std::make_shared<ProgramReferenceRun>();
+  bool buildReference = !b.reference.empty() && !reference->ran;
+  ProcessResult referenceBuild;
+  std::string referenceExe = work + "/reference.exe";
+  size_t jobs = all.size() + (buildReference ? 1 : 0);
   auto buildOne = [&] {
-    for (size_t i; (i = next++) < all.size();) {
+    for (size_t i; (i = next++) < jobs;) {
+      if (i == all.size()) {
+        std::vector<std::string> cmd = expand(b.build, b.path(b.reference), referenceExe, b.dir);
+        for (const std::string &l : b.original.links)
+          cmd.push_back("-l" + l);
+        referenceBuild = runProcess(cmd, 900);
+        std::lock_guard<std::mutex> lock(mutex);
+        progress("build reference program");
+        continue;
+      }
       VariantResult &v = res.results[i];
       v.id = all[i].id;
       v.compiler = "program";
@@ -314,7 +432,7 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
   int parallel = opts.jobs > 0 ? opts.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
   {
     std::vector<std::thread> threads;
-    for (int t = 0; t < std::min<int>(parallel, int(all.size())); ++t)
+    for (int t = 0; t < std::min<int>(parallel, int(jobs)); ++t)
       threads.emplace_back(buildOne);
     for (std::thread &t : threads)
       t.join();
@@ -385,8 +503,56 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
                        mm.empty() ? std::string() : mm[0], "): set an ignore-regex for such lines");
     }
   }
+  // 2b. The reference program once: judged by it when it prints what the
+  // original prints, numbers aside, and exits as the original does.
+  if (buildReference) {
+    reference->ran = true;
+    std::string summary = "reference program";
+    if (Expected<std::vector<uint8_t>> src = readWholeFile(b.path(b.reference)); src.ok()) {
+      std::string text(src->begin(), src->end());
+      const std::string head = "/* cudal1 reference program: ";
+      if (text.rfind(head, 0) == 0)
+        summary += " (" + text.substr(head.size(), text.find(" */") - head.size()) + ")";
+    }
+    reference->note = summary;
+    if (!(referenceBuild.exited && referenceBuild.exitCode == 0)) {
+      reference->note += " does not build: " + tail(referenceBuild.output, 4) + " (" +
+                         referenceBuild.describe() + ")";
+    } else {
+      progress("run reference program");
+      std::string notesFile = work + "/reference-notes.txt";
+      ProcessResult p = runProcess(expand(b.run, b.path(b.reference), referenceExe, b.dir),
+                                   opts.runTimeout, {"CUDAL1_REFERENCE_NOTES=" + notesFile});
+      ProgramOutput out = splitProgramOutput(p.output, b);
+      std::vector<std::string> mm;
+      if (p.timedOut || !p.exited || p.exitCode != originalExit)
+        reference->note += " failed (" + p.describe() + ": " + tail(p.output, 3) + ")";
+      else if (!b.timeRegex.empty() && !out.haveTime)
+        reference->note += " printed no line matching the time regex";
+      else if (std::string d = shapeDifference(o1.out.lines, out.lines); !d.empty())
+        reference->note += " prints other text than the original (" + d + ")";
+      else {
+        reference->usable = true;
+        reference->lines = out.lines;
+      }
+      if (Expected<std::vector<uint8_t>> n = readWholeFile(notesFile); n.ok() && !n->empty()) {
+        std::string t(n->begin(), n->end());
+        while (!t.empty() && t.back() == '\n')
+          t.pop_back();
+        for (size_t at; (at = t.find('\n')) != std::string::npos;)
+          t.replace(at, 1, "; ");
+        reference->note += "; " + t;
+      }
+    }
+  }
+  bool judgedByReference = !b.reference.empty() && reference->usable;
+  const char *mode = judgedByReference ? "program-reference" : "program-output";
   res.results[0].outcome = Outcome::Ok;
-  res.results[0].verifyMode = "program-output";
+  res.results[0].verifyMode = mode;
+  if (!b.reference.empty())
+    res.results[0].details.push_back(
+        judgedByReference ? "variants judged against the " + reference->note
+                          : "variants compared with the original's output: the " + reference->note);
   {
     VariantResult &o = res.results[0];
     o.haveFloor = parseFloorLine(o1.raw, o.floorBytes, o.floorFlops, o.floorDtype);
@@ -399,6 +565,16 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
   std::vector<std::vector<std::string>> originalRuns = {o2.out.lines};
   auto check = [&](size_t i, const Run &r, std::vector<std::string> &mm) {
     double scale = all[i].fastMath ? b.fastMathScale : 1.0;
+    if (judgedByReference) {
+      // The replay rule: fast-math multiplies the floor and k by 4, as there.
+      ReferenceRule rule;
+      rule.k *= all[i].fastMath ? 4 : 1;
+      rule.rel = b.rel * scale;
+      rule.abs = b.abs * scale;
+      std::vector<std::vector<std::string>> runs = {o1.out.lines};
+      runs.insert(runs.end(), originalRuns.begin(), originalRuns.end());
+      return compareWithReference(reference->lines, runs, r.out.lines, rule, mm);
+    }
     return compareWithOriginalRuns(o1.out.lines, originalRuns, r.out.lines, b.rel * scale,
                                    b.abs * scale, mm);
   };
@@ -436,7 +612,10 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
     return check(i, r, mm);
   };
   auto differs = [&](const std::string &when) {
-    std::string d = when + "printed output differs from the original's";
+    std::string d =
+        when + (judgedByReference ? "printed output is further from the reference program's than "
+                                    "the original's error allows"
+                                  : "printed output differs from the original's");
     if (originalRuns.size() > 1) // more than the original's first two runs
       d += " (judged by " + std::to_string(originalRuns.size() + 1) + " runs of the original)";
     return d;
@@ -448,7 +627,7 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
     if (v.outcome == Outcome::CompileError)
       continue;
     progress("verify " + std::to_string(i) + "/" + std::to_string(all.size() - 1) + " " + v.id);
-    v.verifyMode = "program-output";
+    v.verifyMode = mode;
     Run r = runOnce(i);
     if (!r.ok) {
       v.outcome = r.fault;

@@ -19,6 +19,7 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Debug.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -1189,6 +1190,10 @@ uint64_t cudal1::reductionLength(const ReferenceKernel &ref, const LaunchShape &
   return best;
 }
 
+namespace {
+llvm::Expected<ReferenceKernel> deriveIn(ParsedUnit &u, const RewriteInput &in, unsigned index);
+} // namespace
+
 llvm::Expected<ReferenceKernel> cudal1::deriveReference(const RewriteInput &in,
                                                         llvm::StringRef kernelName) {
   auto parsed = ParsedUnit::parse(in.file, in.code, in.args);
@@ -1217,9 +1222,15 @@ llvm::Expected<ReferenceKernel> cudal1::deriveReference(const RewriteInput &in,
                                    hits.empty() ? "no" : "more than one", kernelName.str().c_str(),
                                    in.file.c_str(), names.empty() ? "none" : names.c_str());
   }
-  const Kernel &k = m.kernels[hits[0]];
+  return deriveIn(u, in, hits[0]);
+}
+
+namespace {
+/// The reference of kernel `index` of a parsed unit.
+llvm::Expected<ReferenceKernel> deriveIn(ParsedUnit &u, const RewriteInput &in, unsigned index) {
+  const Kernel &k = u.model().kernels[index];
   std::string display = k.name + k.templateArgs;
-  const FunctionDecl *kfd = u.kernelDecl(hits[0]);
+  const FunctionDecl *kfd = u.kernelDecl(index);
   if (const FunctionDecl *def = kfd->getDefinition())
     kfd = def;
   Deriver d(u, kfd);
@@ -1261,6 +1272,7 @@ llvm::Expected<ReferenceKernel> cudal1::deriveReference(const RewriteInput &in,
                                        "copies of templates are not supported yet)");
     // Nothing to promote: the instantiation is its own reference.
     ref.entry = k.mangledName;
+    ref.promotesNothing = true;
     ref.notes.push_back("nothing to promote: the reference is the kernel itself");
     ref.source = "/* cudal1 reference of '" + display + "': entry " + ref.entry + "; args " +
                  ref.bundleArgs() + "; reductions " + ref.reductionsText() + " */ " + in.code;
@@ -1328,19 +1340,25 @@ llvm::Expected<ReferenceKernel> cudal1::deriveReference(const RewriteInput &in,
   };
   std::string tail = "\n// --- cudal1: the double reference of '" + display +
                      "' (cudal1-opt --reference): float promoted to double\n";
-  for (const std::string &h : d.helpers)
+  for (const std::string &h : d.helpers) {
     tail += helperText().lookup(h);
+    ref.parts.push_back({h, helperText().lookup(h)});
+  }
   for (const FunctionDecl *fd : d.copyOrder) {
     auto t = copyOf(fd, false);
     if (!t)
       return t.takeError();
     tail += *t;
     ref.promotedCallees.push_back(d.fns[fd].copyName);
+    // Operators keep their names: told apart by their text.
+    ref.parts.push_back({fd->isOverloadedOperator() ? *t : d.fns[fd].copyName, *t});
   }
   auto t = copyOf(kfd, true);
   if (!t)
     return t.takeError();
   tail += *t;
+  ref.parts.push_back({ref.entry, *t});
+  ref.promotesNothing = !d.editsMade && d.copyOrder.empty();
   std::string code = in.code;
   if (!code.empty() && code.back() != '\n')
     code += "\n";
@@ -1349,4 +1367,517 @@ llvm::Expected<ReferenceKernel> cudal1::deriveReference(const RewriteInput &in,
   LLVM_DEBUG(llvm::dbgs() << "reference of " << display << ": " << d.edits.size() << " edits, "
                           << d.copyOrder.size() << " callee copies\n");
   return ref;
+}
+} // namespace
+
+// --- the reference program ------------------------------------------------
+
+namespace {
+
+/// The host side of a reference program, appended once: double shadows of
+/// float allocations, kept across launches and re-read where the float
+/// values changed, and the wrappers' launch protocol. Nothing is printed
+/// unless the run cannot go on (the program's output is what is compared);
+/// notes go to $CUDAL1_REFERENCE_NOTES when it is set.
+const char *const kProgramRuntime = R"CUDAL1(
+// --- cudal1: the reference program's runtime (docs/Reference.md)
+#include <stdio.h>
+#include <stdlib.h>
+namespace cudal1_refprog {
+typedef int (*GetRangeFn)(unsigned long long *, size_t *, unsigned long long);
+struct Shadow {
+  unsigned long long base;
+  size_t bytes;
+  double *wide;
+  float *snap;
+  bool valid;
+  Shadow *next;
+};
+static Shadow *shadows = 0;
+static GetRangeFn getRange() {
+  static GetRangeFn fn = 0;
+  static bool tried = false;
+  if (!tried) {
+    tried = true;
+    void *p = 0;
+    cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &p, 12000, cudaEnableDefault,
+                                         &q) == cudaSuccess &&
+        q == cudaDriverEntryPointSuccess)
+      fn = (GetRangeFn)p;
+  }
+  return fn;
+}
+static void fatal(const char *kernel, const char *what, cudaError_t e) {
+  fprintf(stderr, "cudal1 reference program: kernel '%s': %s: %s\n", kernel, what,
+          cudaGetErrorString(e));
+  exit(86);
+}
+static void note(const char *kernel, const char *why) {
+  static const char *noted[64];
+  static int count = 0;
+  for (int i = 0; i < count; ++i)
+    if (noted[i] == kernel)
+      return;
+  if (count < 64)
+    noted[count++] = kernel;
+  const char *path = getenv("CUDAL1_REFERENCE_NOTES");
+  FILE *f = path && *path ? fopen(path, "a") : 0;
+  if (!f)
+    return;
+  fprintf(f, "kernel '%s' ran in float at least once: %s\n", kernel, why);
+  fclose(f);
+}
+// Where the float value is what the double rounds to, the double stands
+// (the reference's own result); elsewhere the host or a float kernel wrote
+// it and it is widened.
+static __global__ void enterKernel(const float *cur, double *wide, float *snap, size_t n,
+                                   int valid) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    float c = cur[i];
+    snap[i] = c;
+    if (!valid || __float_as_uint(__double2float_rn(wide[i])) != __float_as_uint(c))
+      wide[i] = (double)c;
+  }
+}
+// Rounded back where the reference changed the value, unless the float
+// itself changed meanwhile (a non-float pointer into the same allocation).
+static __global__ void leaveKernel(float *cur, const double *wide, const float *snap, size_t n) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    float s = snap[i];
+    if (__float_as_uint(cur[i]) != __float_as_uint(s))
+      continue;
+    double w = wide[i];
+    bool same = isnan(w) ? isnan(s) : __float_as_uint(__double2float_rn(w)) == __float_as_uint(s);
+    if (!same)
+      cur[i] = __double2float_rn(w);
+  }
+}
+static void release(Shadow *s) {
+  cudaFree(s->wide);
+  cudaFree(s->snap);
+  s->wide = 0;
+  s->snap = 0;
+  s->valid = false;
+}
+// Frees shadows of allocations that are gone or were replaced.
+static void prune(unsigned long long keepBase) {
+  GetRangeFn f = getRange();
+  for (Shadow *s = shadows; s; s = s->next) {
+    unsigned long long b = 0;
+    size_t n = 0;
+    if (s->wide && s->base != keepBase && (f(&b, &n, s->base) != 0 || b != s->base || n != s->bytes))
+      release(s);
+  }
+  cudaGetLastError();
+}
+struct Launch {
+  const char *kernel;
+  cudaStream_t stream;
+  const char *why;
+  Shadow *used[64];
+  int count;
+  Launch(const char *k, cudaStream_t s) : kernel(k), stream(s), why(0), count(0) {
+    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    if (cudaPeekAtLastError() != cudaSuccess)
+      why = "an earlier CUDA error is pending";
+    else if (cudaStreamIsCapturing(s, &cs) != cudaSuccess || cs != cudaStreamCaptureStatusNone)
+      why = "the launch is inside a stream capture";
+  }
+  // The double shadow of the float buffer at p, at the same element.
+  void *shadow(const void *p) {
+    if (!p || why)
+      return 0;
+    GetRangeFn f = getRange();
+    unsigned long long base = 0, at = (unsigned long long)(size_t)p;
+    size_t bytes = 0;
+    if (!f) {
+      why = "cuMemGetAddressRange is not reachable";
+      return 0;
+    }
+    if (f(&base, &bytes, at) != 0) {
+      why = "a float argument is not in a device allocation";
+      return 0;
+    }
+    if ((at - base) % 4) {
+      why = "a float argument is not 4-byte aligned in its allocation";
+      return 0;
+    }
+    Shadow *s = 0;
+    for (Shadow *x = shadows; x; x = x->next)
+      if (x->base == base)
+        s = x;
+    if (s && s->bytes != bytes)
+      release(s);
+    if (!s) {
+      s = (Shadow *)calloc(1, sizeof(Shadow));
+      if (!s) {
+        why = "out of host memory";
+        return 0;
+      }
+      s->base = base;
+      s->next = shadows;
+      shadows = s;
+    }
+    s->bytes = bytes;
+    if (!s->wide) {
+      size_t n = bytes / 4;
+      for (int attempt = 0; attempt < 2 && !s->wide; ++attempt) {
+        if (attempt)
+          prune(base);
+        if (cudaMalloc((void **)&s->wide, n * 8 + 8) != cudaSuccess ||
+            cudaMalloc((void **)&s->snap, n * 4 + 4) != cudaSuccess) {
+          cudaGetLastError(); // ours, not the program's
+          release(s);
+        }
+      }
+      if (!s->wide) {
+        why = "no device memory for the double shadow";
+        return 0;
+      }
+    }
+    bool seen = false;
+    for (int i = 0; i < count; ++i)
+      seen |= used[i] == s;
+    if (!seen) {
+      if (count == 64) {
+        why = "more than 64 float buffers";
+        return 0;
+      }
+      used[count++] = s;
+    }
+    return (char *)s->wide + (at - base) / 4 * 8;
+  }
+  static unsigned blocksFor(size_t n) {
+    size_t b = (n + 255) / 256;
+    return (unsigned)(b < 4096 ? (b ? b : 1) : 4096);
+  }
+  // Synchronous on purpose: the reference program is run for its output,
+  // not timed, and shadows are per allocation, not per stream.
+  bool enter() {
+    if (why) {
+      note(kernel, why);
+      return false;
+    }
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e != cudaSuccess)
+      fatal(kernel, "before its reference", e);
+    for (int i = 0; i < count; ++i) {
+      Shadow *s = used[i];
+      size_t n = s->bytes / 4;
+      enterKernel<<<blocksFor(n), 256, 0, stream>>>((const float *)(size_t)s->base, s->wide,
+                                                     s->snap, n, s->valid ? 1 : 0);
+      s->valid = true;
+    }
+    e = cudaGetLastError();
+    if (e != cudaSuccess)
+      fatal(kernel, "widening its float buffers", e);
+    return true;
+  }
+  // After the reference's launch (its launch error): false when it did not
+  // launch, and the float kernel must run instead.
+  bool leave(cudaError_t launched) {
+    if (launched != cudaSuccess) {
+      cudaError_t e = cudaDeviceSynchronize();
+      if (e != cudaSuccess)
+        fatal(kernel, "its reference", e);
+      note(kernel, "its reference does not launch with this configuration");
+      return false;
+    }
+    for (int i = 0; i < count; ++i) {
+      Shadow *s = used[i];
+      size_t n = s->bytes / 4;
+      leaveKernel<<<blocksFor(n), 256, 0, stream>>>((float *)(size_t)s->base, s->wide, s->snap,
+                                                     n);
+    }
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e != cudaSuccess)
+      fatal(kernel, "its reference", e);
+    return true;
+  }
+};
+inline double widen(float v) { return v; }
+inline double1 widen(float1 v) { return make_double1(v.x); }
+inline double2 widen(float2 v) { return make_double2(v.x, v.y); }
+inline double3 widen(float3 v) { return make_double3(v.x, v.y, v.z); }
+inline double4_16a widen(float4 v) { return make_double4_16a(v.x, v.y, v.z, v.w); }
+template <class T> inline T widen(T v) { return v; }
+} // namespace cudal1_refprog
+)CUDAL1";
+
+/// The named namespaces around a declaration, outermost first; false for an
+/// anonymous one or a class.
+bool enclosingNamespaces(const Decl *d, std::vector<std::string> &out) {
+  for (const DeclContext *dc = d->getDeclContext(); dc; dc = dc->getParent()) {
+    if (const auto *ns = dyn_cast<NamespaceDecl>(dc)) {
+      if (ns->isAnonymousNamespace())
+        return false;
+      out.insert(out.begin(), ns->getNameAsString());
+    } else if (isa<RecordDecl>(dc) || isa<FunctionDecl>(dc)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string quoted(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s)
+    out += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+  return out + "\"";
+}
+
+} // namespace
+
+unsigned ReferenceProgram::promoted() const {
+  unsigned n = 0;
+  for (const ReferenceProgramKernel &k : kernels)
+    n += k.promoted;
+  return n;
+}
+
+std::string ReferenceProgram::summary() const {
+  std::string s =
+      std::to_string(promoted()) + " of " + std::to_string(kernels.size()) + " kernel(s) promoted";
+  std::string kept;
+  for (const ReferenceProgramKernel &k : kernels) {
+    if (!k.promoted)
+      kept += (kept.empty() ? "" : "; ") + std::string("'") + k.kernel + "' (" + k.why + ")";
+    else if (k.leftAlone)
+      kept += (kept.empty() ? "" : "; ") + std::string("'") + k.kernel + "' at " +
+              std::to_string(k.leftAlone) + " launch site(s) in macros or templates";
+  }
+  return kept.empty() ? s : s + "; kept in float: " + kept;
+}
+
+llvm::Expected<ReferenceProgram> cudal1::deriveReferenceProgram(const RewriteInput &in) {
+  auto parsed = ParsedUnit::parse(in.file, in.code, in.args);
+  if (!parsed)
+    return parsed.takeError();
+  ParsedUnit &u = **parsed;
+  const ProgramModel &m = u.model();
+  ASTContext &ast = u.ast();
+  SourceManager &sm = ast.getSourceManager();
+  const LangOptions &lo = ast.getLangOpts();
+  ReferenceProgram prog;
+
+  // 1. Each kernel's reference; their pieces merged, one copy per name.
+  std::vector<std::pair<std::string, std::string>> merged;
+  std::map<std::string, std::string> byName;
+  std::vector<ReferenceKernel> refs(m.kernels.size());
+  std::vector<std::vector<std::string>> spaces(m.kernels.size());
+  std::vector<SourceLocation> declEnd(m.kernels.size());
+  for (unsigned i = 0; i < m.kernels.size(); ++i) {
+    const Kernel &k = m.kernels[i];
+    ReferenceProgramKernel pk;
+    pk.kernel = k.name + k.templateArgs;
+    pk.key = k.key;
+    auto keep = [&](std::string why) {
+      pk.why = std::move(why);
+      prog.kernels.push_back(pk);
+    };
+    const FunctionDecl *first = u.kernelDecl(i)->getFirstDecl();
+    if (k.fromHeader ||
+        sm.getFileID(sm.getExpansionLoc(first->getLocation())) != sm.getMainFileID()) {
+      keep("declared in a header");
+      continue;
+    }
+    llvm::Expected<ReferenceKernel> ref = deriveIn(u, in, i);
+    if (!ref) {
+      std::string why = llvm::toString(ref.takeError());
+      size_t colon = why.find("': ");
+      keep(colon == std::string::npos ? why : why.substr(colon + 3));
+      continue;
+    }
+    if (ref->promotesNothing) {
+      keep("nothing to promote");
+      continue;
+    }
+    std::string bad;
+    for (const ReferenceParam &p : ref->params)
+      if (p.type.find('&') != std::string::npos ||
+          (p.type != p.referenceType && std::count(p.type.begin(), p.type.end(), '*') > 1))
+        bad = "parameter '" + p.name + "' (" + p.type +
+              ") holds float pointers the reference program cannot shadow";
+    if (!bad.empty()) {
+      keep(bad);
+      continue;
+    }
+    for (const ReferenceParam &p : ref->params)
+      if (p.type.find('(') != std::string::npos)
+        bad = "parameter '" + p.name + "' has a type the wrapper cannot spell (" + p.type + ")";
+    if (!bad.empty()) {
+      keep(bad);
+      continue;
+    }
+    if (!enclosingNamespaces(first, spaces[i])) {
+      keep("declared in an anonymous namespace or a class");
+      continue;
+    }
+    // Where the wrapper's declaration goes: after the kernel's first
+    // declaration, whose parameter types are visible there.
+    SourceLocation after;
+    if (first->doesThisDeclarationHaveABody())
+      after = Lexer::getLocForEndOfToken(sm.getExpansionLoc(first->getBodyRBrace()), 0, sm, lo);
+    else
+      after = Lexer::findLocationAfterToken(sm.getExpansionLoc(first->getEndLoc()), tok::semi, sm,
+                                            lo, false);
+    if (after.isInvalid() || !after.isFileID()) {
+      keep("the end of its first declaration is not found");
+      continue;
+    }
+    declEnd[i] = after;
+    for (const auto &[name, text] : ref->parts) {
+      auto it = byName.find(name);
+      if (it != byName.end() && it->second != text)
+        bad = "its promoted copy '" + name + "' differs from another kernel's of that name";
+    }
+    if (!bad.empty()) {
+      keep(bad);
+      continue;
+    }
+    for (const auto &[name, text] : ref->parts)
+      if (byName.emplace(name, text).second)
+        merged.push_back({name, text});
+    pk.entry = ref->entry;
+    pk.promoted = true;
+    refs[i] = std::move(*ref);
+    prog.kernels.push_back(pk);
+  }
+  auto entryOf = [&](int kernel) -> ReferenceProgramKernel * {
+    if (kernel < 0)
+      return nullptr;
+    for (ReferenceProgramKernel &pk : prog.kernels)
+      if (pk.key == m.kernels[kernel].key && pk.promoted)
+        return &pk;
+    return nullptr;
+  };
+
+  // 2. Host edits: a wrapper's declaration after each promoted kernel's
+  // first declaration, and each launch of it calling the wrapper. Lines
+  // are kept: edits add no line breaks before the end of the file.
+  Rewriter rw(sm, lo);
+  auto wrapperName = [&](unsigned i) { return "cudal1_refcall_" + refs[i].entry; };
+  auto qualified = [&](unsigned i) {
+    std::string q = "::";
+    for (const std::string &n : spaces[i])
+      q += n + "::";
+    return q + wrapperName(i);
+  };
+  auto signature = [&](unsigned i) {
+    std::string s = "static void " + wrapperName(i) +
+                    "(dim3 cudal1_grid, dim3 cudal1_block, size_t cudal1_shmem, "
+                    "cudaStream_t cudal1_stream";
+    for (size_t p = 0; p < refs[i].params.size(); ++p)
+      s += ", " + refs[i].params[p].type + " cudal1_p" + std::to_string(p);
+    return s + ")";
+  };
+  std::map<std::string, unsigned> perLocation;
+  for (const LaunchSite &l : m.launches)
+    ++perLocation[l.pos.str()];
+  for (const LaunchSite &l : m.launches) {
+    ReferenceProgramKernel *pk = entryOf(l.kernelIndex);
+    if (!pk || l.pos.file != m.mainFile)
+      continue;
+    const CUDAKernelCallExpr *kc = u.launchExpr(l.id);
+    bool defaulted = false;
+    for (unsigned a = 0; a < kc->getNumArgs(); ++a)
+      defaulted |= isa<CXXDefaultArgExpr>(kc->getArg(a));
+    if (perLocation[l.pos.str()] > 1 || kc->getBeginLoc().isMacroID() ||
+        kc->getEndLoc().isMacroID() || defaulted ||
+        kc->getNumArgs() != refs[l.kernelIndex].params.size()) {
+      ++pk->leftAlone;
+      continue;
+    }
+    const CallExpr *cfg = kc->getConfig();
+    auto cfgText = [&](unsigned i, const char *dflt) -> std::string {
+      if (!cfg || i >= cfg->getNumArgs() || isa<CXXDefaultArgExpr>(cfg->getArg(i)))
+        return dflt;
+      return "(" + spelled(ast, cfg->getArg(i)->IgnoreUnlessSpelledInSource()) + ")";
+    };
+    std::string call = qualified(unsigned(l.kernelIndex)) + "(" + cfgText(0, "1") + ", " +
+                       cfgText(1, "1") + ", " + cfgText(2, "0") + ", " + cfgText(3, "0");
+    for (unsigned a = 0; a < kc->getNumArgs(); ++a)
+      call += ", " + spelled(ast, kc->getArg(a));
+    call += ")";
+    CharSourceRange range = CharSourceRange::getTokenRange(kc->getSourceRange());
+    StringRef old = Lexer::getSourceText(range, sm, lo);
+    call += std::string(std::count(old.begin(), old.end(), '\n'), '\n');
+    rw.ReplaceText(range, call);
+    ++pk->launches;
+  }
+  std::string wrappers;
+  for (unsigned i = 0; i < m.kernels.size(); ++i) {
+    ReferenceProgramKernel *pk = entryOf(int(i));
+    if (!pk || !pk->launches)
+      continue;
+    rw.InsertTextAfter(declEnd[i], " extern \"C++\" { " + signature(i) + "; }");
+    // The wrapper: shadows, the reference, the rounded results; the float
+    // kernel where the shadows cannot be made.
+    const ReferenceKernel &r = refs[i];
+    std::string open, close;
+    for (const std::string &n : spaces[i]) {
+      open += "namespace " + n + " { ";
+      close += "} ";
+    }
+    std::string w = open + "extern \"C++\" { " + signature(i) + " {\n";
+    w += "  cudal1_refprog::Launch cudal1_l(" + quoted(pk->kernel) + ", cudal1_stream);\n";
+    std::string refArgs, origArgs;
+    for (size_t p = 0; p < r.params.size(); ++p) {
+      const ReferenceParam &rp = r.params[p];
+      std::string a = "cudal1_p" + std::to_string(p);
+      origArgs += (p ? ", " : "") + a;
+      std::string v = a;
+      if (rp.type != rp.referenceType && rp.type.find('*') != std::string::npos) {
+        v = "cudal1_r" + std::to_string(p);
+        w += "  " + rp.referenceType + " " + v + " = (" + rp.referenceType + ")cudal1_l.shadow(" +
+             a + ");\n";
+      } else if (rp.type != rp.referenceType) {
+        v = "cudal1_refprog::widen(" + a + ")";
+      }
+      refArgs += (p ? ", " : "") + v;
+    }
+    w += "  if (cudal1_l.enter()) {\n";
+    w += "    if (2 * cudal1_shmem > 48 * 1024)\n";
+    w += "      cudaFuncSetAttribute(" + r.entry +
+         ", cudaFuncAttributeMaxDynamicSharedMemorySize, int(2 * cudal1_shmem));\n";
+    w += "    " + r.entry + "<<<cudal1_grid, cudal1_block, 2 * cudal1_shmem, cudal1_stream>>>(" +
+         refArgs + ");\n";
+    w += "    if (cudal1_l.leave(cudaGetLastError()))\n      return;\n  }\n";
+    w += "  " + u.kernelDecl(i)->getNameAsString() +
+         "<<<cudal1_grid, cudal1_block, cudal1_shmem, cudal1_stream>>>(" + origArgs + ");\n";
+    w += "} } " + close + "\n";
+    wrappers += w;
+  }
+  bool any = false;
+  for (ReferenceProgramKernel &pk : prog.kernels) {
+    if (pk.promoted && !pk.launches) {
+      pk.promoted = false;
+      pk.why = pk.leftAlone ? "its launches are in macros or templates" : "it is never launched";
+    }
+    any |= pk.promoted;
+  }
+  if (!any)
+    return prog;
+
+  // 3. The file: the header comment, the edited original, the runtime, the
+  // promoted copies, the wrappers.
+  std::string text = in.code;
+  if (const RewriteBuffer *buf = rw.getRewriteBufferFor(sm.getMainFileID()))
+    text = std::string(buf->begin(), buf->end());
+  if (!text.empty() && text.back() != '\n')
+    text += "\n";
+  std::string summary = prog.summary();
+  for (size_t at; (at = summary.find("*/")) != std::string::npos;)
+    summary.replace(at, 2, "* /");
+  std::string head = "/* cudal1 reference program: " + summary + " */ ";
+  std::string tail = kProgramRuntime;
+  tail += "// --- cudal1: the double references (cudal1-opt --reference)\n";
+  for (const auto &[name, body] : merged)
+    tail += body;
+  tail += "// --- cudal1: the launches of the promoted kernels\n" + wrappers;
+  prog.source = head + text + tail;
+  return prog;
 }

@@ -73,6 +73,11 @@ Status writeProgramBundle(const std::string &dir, const ProgramSetup &setup,
   b.rel = setup.rel;
   b.original = {"original", "original.cu", false};
   b.original.hash = variantHash("", text);
+  if (!setup.referenceSource.empty()) {
+    if (Status s_ = writeText(dir + "/reference.cu", setup.referenceSource); !s_.ok())
+      return s_;
+    b.reference = "reference.cu";
+  }
   std::string plans = "# id\tkernel-key\tkernel\tplan\thash\n";
   for (const Candidate &c : cands) {
     if (Status s_ = writeText(dir + "/" + c.id + ".cu", c.variant.source); !s_.ok())
@@ -183,7 +188,10 @@ CandidateResult toCandidateResult(const VariantResult &v, const VariantResult &o
 
 ProgramEvaluator::ProgramEvaluator(ProgramSetup s, ProgramEvalOptions o, std::vector<std::string> k,
                                    std::vector<std::string> n)
-    : setup(std::move(s)), options(std::move(o)), keys(std::move(k)), names(std::move(n)) {}
+    : setup(std::move(s)), options(std::move(o)), keys(std::move(k)), names(std::move(n)) {
+  if (!options.referenceCache)
+    options.referenceCache = std::make_shared<ProgramReferenceRun>();
+}
 
 llvm::Expected<std::vector<CandidateResult>>
 ProgramEvaluator::evaluate(const std::vector<Candidate> &cands) {

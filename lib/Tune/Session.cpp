@@ -7,6 +7,7 @@
 #include "cudal1/Eval/Process.h"
 #include "cudal1/Eval/ProgramBundle.h"
 #include "cudal1/Report/TuneReport.h"
+#include "cudal1/Rewrite/Reference.h"
 #include "cudal1/Support/AtomicFile.h"
 #include "cudal1/Tune/Record.h"
 #include "cudal1/Tune/Reproduce.h"
@@ -306,6 +307,22 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
   to.progress = o.progress;
   Tuner tuner(in, *space, *strategy, to);
 
+  // The reference program judges program-level variants (docs/Reference.md):
+  // derived once, carried by every program bundle of the session.
+  ProgramSetup setup = o.setup;
+  if (setup.referenceSource.empty() && o.mode != SessionOptions::ImportResults) {
+    llvm::Expected<ReferenceProgram> rp = deriveReferenceProgram(in);
+    if (!rp)
+      note("no reference program: " + llvm::toString(rp.takeError()));
+    else if (rp->source.empty())
+      note("no reference program (" + rp->summary() +
+           "): program-level variants are compared with the original's output");
+    else {
+      note("reference program: " + rp->summary());
+      setup.referenceSource = std::move(rp->source);
+    }
+  }
+
   // 3. Where measuring happens here, the GPU is known before the first
   // proposal, and with it the exemplars of earlier sessions on it.
   std::string gpu;
@@ -323,7 +340,7 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
       ProgramEvalOptions po;
       po.raceKeep = int(o.race);
       po.screenRuns = int(std::max(1u, o.screen));
-      programEvaluator = std::make_unique<ProgramEvaluator>(o.setup, po, keys, names);
+      programEvaluator = std::make_unique<ProgramEvaluator>(setup, po, keys, names);
       evaluator = programEvaluator.get();
       // Kernel-level plans by replay (lib/Tune/ReplayEvaluator.cpp); the
       // capture runs at the first such plan, and a kernel it cannot
@@ -332,7 +349,7 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
         ReplayOptions ro;
         ro.arch = o.arch;
         ro.note = note;
-        replayEvaluator = std::make_unique<ReplayEvaluator>(in, *space, o.setup, ro);
+        replayEvaluator = std::make_unique<ReplayEvaluator>(in, *space, setup, ro);
         judgingEvaluator = std::make_unique<JudgingEvaluator>(
             *replayEvaluator,
             [r = replayEvaluator.get()](const Candidate &c) { return r->accepts(c); },
@@ -369,7 +386,7 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
       cands.push_back(std::move(*c));
     if (cands.empty())
       return failed(SessionStatus::NothingToDo, "no legal plan to try in " + in.file);
-    Status s = writeProgramBundle(o.bundleDir, o.setup, cands, keys, names);
+    Status s = writeProgramBundle(o.bundleDir, setup, cands, keys, names);
     if (!s.ok())
       return failed(SessionStatus::InputError, s.message());
     *o.out << "wrote " << cands.size() << " variants to " << o.bundleDir
@@ -407,7 +424,8 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
       ProgramEvalOptions po;
       po.maxRounds = 30;
       po.seed = 7;
-      checker = std::make_unique<ProgramEvaluator>(o.setup, po, keys, names);
+      po.referenceCache = programEvaluator->referenceRun(); // run once per session
+      checker = std::make_unique<ProgramEvaluator>(setup, po, keys, names);
       judge = checker.get();
     }
     llvm::Expected<ReproCheck> check = checkReproducible(in, r->finalPlan, *judge);

@@ -46,6 +46,11 @@ struct ProgramBundle {
   double abs = 0;             ///< absolute tolerance on printed numbers
   double fastMathScale = 100; ///< rel and abs times this for fast-math plans
   ProgramVariant original;
+  /// The reference program (docs/Reference.md): the original with its
+  /// promotable kernels replaced by their double references; relative to
+  /// the bundle, "" when there is none. Variants are judged against what it
+  /// prints (compareWithReference) instead of the original's output.
+  std::string reference;
   std::vector<ProgramVariant> variants;
   std::string path(const std::string &relative) const { return dir + "/" + relative; }
 };

@@ -8,13 +8,40 @@
 #include "cudal1/Eval/Error.h"
 #include "cudal1/Eval/ProgramBundle.h"
 #include "cudal1/Eval/Results.h"
+#include "cudal1/Eval/Verify.h"
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace cudal1 {
+
+/// The reference program's run (ProgramBundle::reference): built and run
+/// once per session, shared by its evaluations through
+/// ProgramEvalOptions::referenceCache.
+struct ProgramReferenceRun {
+  bool ran = false;    ///< built and run (or tried to)
+  bool usable = false; ///< its output has the original's shape: variants are judged by it
+  std::vector<std::string> lines; ///< compared lines
+  /// What it is (its first line's summary: which kernels were promoted) and,
+  /// when not usable, why not; notes of kernels that ran in float.
+  std::string note;
+};
+
+/// The replay rule's constants at program level (Verify.h's Tolerance): a
+/// printed number passes when
+///   |v - r| <= k * max_j |o_j - r| + rel * |r| + abs + unit
+/// with r the reference program's number, o_j the original's runs, and unit
+/// that of the last digit printed in r or v (a printed number is known to
+/// its last digit). Integers (every spelling integral) use k alone: exact
+/// where the original matches the reference.
+struct ReferenceRule {
+  double k = Tolerance{}.k;
+  double rel = 1e-4; ///< the bundle's tolerance (ProgramBundle::rel)
+  double abs = 0;
+};
 
 struct ProgramEvalOptions {
   int jobs = 0;          ///< parallel builds; 0: all cores
@@ -34,6 +61,9 @@ struct ProgramEvalOptions {
   bool keepWork = false;
   uint64_t seed = 1;
   std::function<void(const std::string &)> progress;
+  /// The reference program's run, kept between evaluations (--tune builds
+  /// and runs it once per session); null: each evaluation runs it.
+  std::shared_ptr<ProgramReferenceRun> referenceCache;
 };
 
 /// What one run printed, split for comparison.
@@ -60,6 +90,20 @@ bool compareProgramOutputs(const std::vector<std::string> &first,
                            const std::vector<std::string> &second,
                            const std::vector<std::string> &variant, double rel, double abs,
                            std::vector<std::string> &mismatches, size_t maxMismatches = 8);
+
+/// The program-level double-reference rule (ReferenceRule): lines and text
+/// must match the reference's exactly; NaN/Inf must be where the reference
+/// has them, or where an original run has them; a finite number where the
+/// original is not finite passes. Appends up to `maxMismatches`
+/// descriptions; true when everything passes.
+bool compareWithReference(const std::vector<std::string> &reference,
+                          const std::vector<std::vector<std::string>> &originalRuns,
+                          const std::vector<std::string> &variant, const ReferenceRule &rule,
+                          std::vector<std::string> &mismatches, size_t maxMismatches = 8);
+
+/// The unit of the last digit of a printed number: 0.01 for "3.14", 1e5
+/// for "1.69e+07", 1 for "42"; 0 when it is not a finite number.
+double printedUnit(const std::string &number);
 
 /// Finds the first `floor: bytes=B flops=F [dtype=D]` line (the roofline
 /// floor a program prints, bench/corpus/common.h `printFloor`); dtype

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cudal1 {
@@ -90,6 +91,12 @@ struct ReferenceKernel {
   /// Things promoted only approximately, e.g. a float literal written in a
   /// larger macro keeps its float value (notes, not errors).
   std::vector<std::string> notes;
+  /// The appended text as pieces (helpers, callee copies, the kernel), each
+  /// with the name it defines, in emission order: deriveReferenceProgram
+  /// merges the pieces of several kernels, one copy of each.
+  std::vector<std::pair<std::string, std::string>> parts;
+  /// Nothing was promoted: the kernel computes what its reference does.
+  bool promotesNothing = false;
 
   /// `f32* f32* i32`: the manifest's `args` line of the original.
   std::string bundleArgs() const;
@@ -106,6 +113,36 @@ struct ReferenceKernel {
 /// file:line:col; the evaluator then judges without a reference
 /// (`fallback-no-reference`).
 llvm::Expected<ReferenceKernel> deriveReference(const RewriteInput &in, llvm::StringRef kernel);
+
+/// One kernel of a reference program.
+struct ReferenceProgramKernel {
+  std::string kernel, key;
+  std::string entry;      ///< its reference's entry ("" when kept)
+  bool promoted = false;  ///< its launches call the reference
+  std::string why;        ///< why it is kept as it is (refusal, no launch)
+  unsigned launches = 0;  ///< launch sites now calling the reference
+  unsigned leftAlone = 0; ///< launch sites in macros or templates, still float
+};
+
+/// The reference program (docs/Reference.md, "The reference program"): the
+/// original with every kernel that deriveReference promotes replaced by its
+/// double reference at each launch, host code otherwise unchanged. A launch
+/// `k<<<g, b, s, st>>>(a...)` becomes a call of a host wrapper that gives
+/// each float buffer argument a double shadow of its whole allocation (kept
+/// across launches, re-read where the host or a float kernel changed the
+/// float values), runs the reference on the shadows and writes the rounded
+/// results back to the float buffers; where that cannot be done at run time
+/// (not a device allocation, stream capture) the float kernel runs.
+struct ReferenceProgram {
+  std::string source; ///< "" when no kernel is promoted
+  std::vector<ReferenceProgramKernel> kernels;
+  unsigned promoted() const;
+  /// e.g. `2 of 3 kernels promoted; kept: 'k3' (why)`.
+  std::string summary() const;
+};
+
+/// The reference program of a unit; an error only when it does not parse.
+llvm::Expected<ReferenceProgram> deriveReferenceProgram(const RewriteInput &in);
 
 /// The longest reduction of the kernel at this launch (the manifest's
 /// `reduction-length`): the largest product of factors, unknown factors

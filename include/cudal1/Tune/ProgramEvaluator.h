@@ -21,6 +21,10 @@ struct ProgramSetup {
   std::string timeRegex; ///< empty: whole-process wall time
   std::string ignoreRegex;
   double rel = 1e-4; ///< relative tolerance on printed numbers
+  /// The reference program's source (deriveReferenceProgram), written to
+  /// bundles as reference.cu; "" judges variants against the original's
+  /// output.
+  std::string referenceSource;
 };
 
 /// Writes DIR/manifest.txt, DIR/original.cu (a copy of the user's file), one
@@ -55,8 +59,12 @@ CandidateResult toCandidateResult(const VariantResult &v, const VariantResult &o
 
 class ProgramEvaluator : public VariantEvaluator {
 public:
+  /// The reference program's run is kept in options.referenceCache (made
+  /// here when null): give the same cache to every program evaluator of a
+  /// session and it is built and run once.
   ProgramEvaluator(ProgramSetup setup, ProgramEvalOptions options,
                    std::vector<std::string> kernelKeys, std::vector<std::string> kernelNames);
+  std::shared_ptr<ProgramReferenceRun> referenceRun() const { return options.referenceCache; }
   llvm::Expected<std::vector<CandidateResult>>
   evaluate(const std::vector<Candidate> &candidates) override;
   /// The GPU the last evaluation ran on.

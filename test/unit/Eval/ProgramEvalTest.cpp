@@ -512,3 +512,149 @@ TEST(ProgramEval, ScreeningRunsRankByTheMedian) {
       << r->find("lucky")->details.back();
   runProcess({"rm", "-rf", dir}, 30);
 }
+
+// The program-level double-reference rule (issue 15 item 2), on scripted
+// outputs: r is the reference program's number, o the original's.
+TEST(ReferenceRule, CloserToTheReferenceThanTheOriginalPasses) {
+  ReferenceRule rule; // k = 4, rel 1e-4, as the replay rule and the bundle
+  std::vector<std::string> mm;
+  // A float-atomic sum: the original is 2% off the reference; the
+  // warp-reduced variant is 0.001% off, far from the original's number.
+  std::vector<std::string> ref = {"sum=5592169.98"};
+  std::vector<std::vector<std::string>> orig = {{"sum=5476213.00"}};
+  EXPECT_TRUE(compareWithReference(ref, orig, {"sum=5592100.00"}, rule, mm)) << mm[0];
+  // The old rule rejects it: it is 2% from the original.
+  EXPECT_FALSE(compareWithOriginalRuns(orig[0], {}, {"sum=5592100.00"}, 1e-4, 0, mm));
+  mm.clear();
+  // A variant summing half the terms is wrong against either.
+  EXPECT_FALSE(compareWithReference(ref, orig, {"sum=2774164.25"}, rule, mm));
+  ASSERT_EQ(mm.size(), 1u);
+  EXPECT_NE(mm[0].find("expected 5592169.98 (reference program), got 2774164.25"),
+            std::string::npos)
+      << mm[0];
+  // As wrong as k times the original's error passes; more fails.
+  mm.clear();
+  double errO = 5592169.98 - 5476213.00;
+  EXPECT_TRUE(
+      compareWithReference(ref, orig, {"sum=" + formatDouble(5592169.98 - 3.9 * errO)}, rule, mm));
+  EXPECT_FALSE(
+      compareWithReference(ref, orig, {"sum=" + formatDouble(5592169.98 - 4.2 * errO)}, rule, mm));
+  // The original's largest error over its runs counts.
+  mm.clear();
+  std::vector<std::vector<std::string>> moving = {{"sum=5592169.98"}, {"sum=5476213.00"}};
+  EXPECT_TRUE(compareWithReference(ref, moving, {"sum=5400000"}, rule, mm));
+}
+
+TEST(ReferenceRule, TheFloor) {
+  ReferenceRule rule;
+  std::vector<std::string> mm;
+  // The original is exact here: the floor rel * |r| (1e-4 of 1000 = 0.1)
+  // plus the unit of the last printed digit (0.01) is what is allowed.
+  std::vector<std::vector<std::string>> orig = {{"x=1000.00"}};
+  EXPECT_TRUE(compareWithReference({"x=1000.00"}, orig, {"x=1000.10"}, rule, mm));
+  EXPECT_FALSE(compareWithReference({"x=1000.00"}, orig, {"x=1000.12"}, rule, mm));
+  ASSERT_FALSE(mm.empty());
+  EXPECT_NE(mm.back().find("allowed +-0.11"), std::string::npos) << mm.back();
+  // Printed coarsely, a number is known to its last digit only.
+  rule.rel = 0;
+  EXPECT_TRUE(compareWithReference({"x=1.69e+07"}, {{"x=1.69e+07"}}, {"x=1.70e+07"}, rule, mm));
+  EXPECT_FALSE(compareWithReference({"x=1.69e+07"}, {{"x=1.69e+07"}}, {"x=1.71e+07"}, rule, mm));
+  // The bundle's absolute tolerance adds to the floor.
+  rule.abs = 0.5;
+  EXPECT_TRUE(compareWithReference({"x=0.0"}, {{"x=0.0"}}, {"x=0.55"}, rule, mm));
+  // Integers: exact where the original matches the reference, else
+  // within k times its error.
+  mm.clear();
+  EXPECT_FALSE(compareWithReference({"n=100"}, {{"n=100"}}, {"n=101"}, ReferenceRule{}, mm));
+  EXPECT_NE(mm.back().find("allowed +-0"), std::string::npos) << mm.back();
+  EXPECT_TRUE(compareWithReference({"n=100"}, {{"n=102"}}, {"n=107"}, ReferenceRule{}, mm));
+  EXPECT_FALSE(compareWithReference({"n=100"}, {{"n=102"}}, {"n=109"}, ReferenceRule{}, mm));
+}
+
+TEST(ReferenceRule, TextNanAndShape) {
+  ReferenceRule rule;
+  std::vector<std::string> mm;
+  std::vector<std::vector<std::string>> orig = {{"ok 1.5"}};
+  EXPECT_FALSE(compareWithReference({"ok 1.5"}, orig, {"FAIL 1.5"}, rule, mm));
+  EXPECT_FALSE(compareWithReference({"ok 1.5"}, orig, {"ok 1.5", "extra"}, rule, mm));
+  EXPECT_FALSE(compareWithReference({"ok 1.5"}, orig, {"ok nan"}, rule, mm));
+  // A NaN where the reference has one, or where the original has one.
+  EXPECT_TRUE(compareWithReference({"ok nan"}, {{"ok nan"}}, {"ok nan"}, rule, mm));
+  EXPECT_TRUE(compareWithReference({"ok 1.5"}, {{"ok inf"}}, {"ok inf"}, rule, mm));
+  // The original is not finite where the reference is: any finite value.
+  EXPECT_TRUE(compareWithReference({"ok 1.5"}, {{"ok inf"}}, {"ok 7"}, rule, mm));
+  EXPECT_DOUBLE_EQ(printedUnit("3.14"), 0.01);
+  EXPECT_DOUBLE_EQ(printedUnit("1.69e+07"), 1e5);
+  EXPECT_DOUBLE_EQ(printedUnit("42"), 1);
+  EXPECT_DOUBLE_EQ(printedUnit("-2.5E-3"), 1e-4);
+  EXPECT_EQ(printedUnit("nan"), 0);
+}
+
+// The whole path: a bundle with a reference program; the variant closer to
+// the reference than the original passes, a wrong one fails, and a cached
+// reference run is not built or run again.
+TEST(ProgramEval, JudgedByTheReferenceProgram) {
+  std::string dir = makeTempDir();
+  writeScript(dir + "/original.sh", "echo checksum=1.692032e+07; echo done");
+  writeScript(dir + "/reference.sh",
+              runCounter(dir + "/ref.n") + "echo checksum=1.699126e+07; echo done");
+  writeScript(dir + "/warp.sh", "echo checksum=1.699125e+07; echo done");
+  writeScript(dir + "/half.sh", "echo checksum=8.49e+06; echo done");
+  writeScript(dir + "/same.sh", "echo checksum=1.692032e+07; echo done");
+  ProgramBundle b = scriptBundle(dir);
+  b.reference = "reference.sh";
+  for (const char *id : {"warp", "half", "same"})
+    b.variants.push_back({id, std::string(id) + ".sh", false});
+  ASSERT_TRUE(writeProgramManifest(b, dir).ok());
+  Expected<ProgramBundle> rb = readProgramBundle(dir);
+  ASSERT_TRUE(rb.ok()) << rb.error().message();
+  EXPECT_EQ(rb->reference, "reference.sh");
+  ProgramEvalOptions opts;
+  opts.jobs = 2;
+  opts.maxRounds = 3;
+  opts.referenceCache = std::make_shared<ProgramReferenceRun>();
+  Expected<EvalResults> r = evaluateProgramBundle(*rb, opts);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->find("warp")->outcome, Outcome::Ok);
+  EXPECT_EQ(r->find("warp")->verifyMode, "program-reference");
+  EXPECT_EQ(r->find("half")->outcome, Outcome::Wrong);
+  EXPECT_EQ(r->find("same")->outcome, Outcome::Ok); // the original passes its own rule
+  EXPECT_TRUE(opts.referenceCache->usable);
+  // Without the reference the warp-reduced sum is rejected, as before.
+  ProgramBundle plain = *rb;
+  plain.reference.clear();
+  Expected<EvalResults> old = evaluateProgramBundle(plain, {});
+  ASSERT_TRUE(old.ok()) << old.error().message();
+  EXPECT_EQ(old->find("warp")->outcome, Outcome::Wrong);
+  EXPECT_EQ(old->find("warp")->verifyMode, "program-output");
+  // The cached run: the reference is not run again.
+  Expected<EvalResults> again = evaluateProgramBundle(*rb, opts);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->find("warp")->outcome, Outcome::Ok);
+  std::ifstream count(dir + "/ref.n");
+  int runs = 0;
+  count >> runs;
+  EXPECT_EQ(runs, 1);
+  runProcess({"rm", "-rf", dir}, 30);
+}
+
+// A reference that prints other text (or exits otherwise) is not used: the
+// variants are compared with the original, and the original's result says why.
+TEST(ProgramEval, UnusableReferenceFallsBack) {
+  std::string dir = makeTempDir();
+  writeScript(dir + "/original.sh", "echo checksum=1.0; echo PASSED");
+  writeScript(dir + "/reference.sh", "echo checksum=1.0; echo FAILED");
+  writeScript(dir + "/v.sh", "echo checksum=1.0; echo PASSED");
+  ProgramBundle b = scriptBundle(dir);
+  b.reference = "reference.sh";
+  b.variants.push_back({"v", "v.sh", false});
+  Expected<EvalResults> r = evaluateProgramBundle(b, {});
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->find("v")->outcome, Outcome::Ok);
+  EXPECT_EQ(r->find("v")->verifyMode, "program-output");
+  bool said = false;
+  for (const std::string &d : r->find("original")->details)
+    said |= d.find("prints other text than the original") != std::string::npos;
+  EXPECT_TRUE(said);
+  runProcess({"rm", "-rf", dir}, 30);
+}
