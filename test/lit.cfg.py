@@ -49,3 +49,6 @@ if gpu_present():
 # Built only where SQLite was found (test/unit/TuneDB).
 if shutil.which("tunedb-test-helper", path=config.cudal1_tools_dir):
     config.available_features.add("tunedb")
+# Built only where libtorch was found (lib/Policy): the policy's network.
+if os.path.exists(os.path.join(config.cudal1_obj_root, "lib", "libCudaL1PolicyTorch.so")):
+    config.available_features.add("torch")

@@ -9,6 +9,7 @@
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 #include <algorithm>
@@ -35,6 +36,11 @@ const char *splitName(Split s) {
 }
 
 Split splitOf(const std::string &program, const SplitOptions &o) {
+  for (const std::string &name : {program, sys::path::stem(program).str()}) {
+    auto it = o.programSplits.find(name);
+    if (it != o.programSplits.end())
+      return it->second;
+  }
   uint64_t h = 14695981039346656037ull;
   for (unsigned char c : program) {
     h ^= c;
@@ -46,6 +52,49 @@ Split splitOf(const std::string &program, const SplitOptions &o) {
   if (bucket < o.testPercent + o.validationPercent)
     return Split::Validation;
   return Split::Train;
+}
+
+Error readSessionPrograms(const std::string &path, SplitOptions &o) {
+  ErrorOr<std::unique_ptr<MemoryBuffer>> buf = MemoryBuffer::getFile(path);
+  if (!buf)
+    return createStringError(buf.getError(), path + ": " + buf.getError().message());
+  SmallVector<StringRef, 0> lines;
+  (*buf)->getBuffer().split(lines, '\n');
+  for (size_t i = 0; i < lines.size(); ++i) {
+    StringRef line = lines[i].rtrim("\r");
+    if (line.empty() || line.starts_with("#"))
+      continue;
+    SmallVector<StringRef, 3> f;
+    line.split(f, '\t');
+    if (f.size() != 3 || f[0].empty() || f[2].empty())
+      return createStringError(inconvertibleErrorCode(),
+                               path + ":" + Twine(i + 1) +
+                                   ": expected FILE<TAB>SESSION<TAB>PROGRAM");
+    o.sessionPrograms[(f[0] + "#" + f[1]).str()] = f[2].str();
+  }
+  return Error::success();
+}
+
+Error readProgramSplits(const std::string &dir, SplitOptions &o) {
+  for (Split s : {Split::Train, Split::Validation, Split::Test}) {
+    SmallString<256> p(dir);
+    sys::path::append(p, std::string(splitName(s)) + ".txt");
+    ErrorOr<std::unique_ptr<MemoryBuffer>> buf = MemoryBuffer::getFile(p);
+    if (!buf)
+      return createStringError(buf.getError(), p + ": " + buf.getError().message());
+    SmallVector<StringRef, 0> lines;
+    (*buf)->getBuffer().split(lines, '\n');
+    for (StringRef line : lines) {
+      line = line.trim();
+      if (line.empty() || line.starts_with("#"))
+        continue;
+      auto [it, fresh] = o.programSplits.emplace(line.str(), s);
+      if (!fresh && it->second != s)
+        return createStringError(inconvertibleErrorCode(),
+                                 dir + ": program '" + line + "' is in two splits");
+    }
+  }
+  return Error::success();
 }
 
 namespace {
@@ -133,7 +182,10 @@ Expected<Dataset> loadDataset(const std::vector<std::string> &databases, int fea
       };
       if (StringRef(m.kernelKey).starts_with("program:"))
         return skip("combinations of several kernels' plans");
+      std::string session = (sys::path::filename(path) + "#" + m.session).str();
       groups.join("kernel:" + m.kernelKey, "session:" + path + "#" + m.session);
+      if (auto named = split.sessionPrograms.find(session); named != split.sessionPrograms.end())
+        groups.join("session:" + path + "#" + m.session, "program:" + named->second);
       if (countPlanSteps(m.plan) == 0) {
         if (m.baselineMs)
           byKernel[{m.kernelKey, m.gpu.name}].baselines.push_back(*m.baselineMs);
@@ -189,6 +241,16 @@ Expected<Dataset> loadDataset(const std::vector<std::string> &databases, int fea
   }
   for (auto &[why, n] : skippedWhy)
     ds.notes.push_back(formatv("{0} measurements skipped: {1}", n, why).str());
+  // A group's id: its program's name where one is known (the smallest of
+  // several), else its smallest kernel key.
+  std::map<std::string, std::string> programNames;
+  for (const auto &[node, parent] : groups.parent)
+    if (StringRef(node).starts_with("program:")) {
+      std::string root = groups.find(node), name = node.substr(8);
+      auto [it, fresh] = programNames.emplace(root, name);
+      if (!fresh && name < it->second)
+        it->second = name;
+    }
   // Assemble, in key order (std::map), so that the dataset does not depend
   // on the databases' row order.
   for (auto &[key, a] : byKernel) {
@@ -212,7 +274,8 @@ Expected<Dataset> loadDataset(const std::vector<std::string> &databases, int fea
       kd.plans.push_back(std::move(p));
     }
     std::string root = groups.find("kernel:" + key.first);
-    kd.program = root.substr(root.find(':') + 1);
+    auto named = programNames.find(root);
+    kd.program = named != programNames.end() ? named->second : root.substr(root.find(':') + 1);
     kd.split = splitOf(kd.program, split);
     ds.kernels.push_back(std::move(kd));
   }

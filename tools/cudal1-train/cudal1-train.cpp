@@ -16,7 +16,7 @@ namespace {
 cl::OptionCategory cat("cudal1-train options");
 cl::list<std::string> databases(cl::Positional, cl::OneOrMore, cl::desc("<tune.db>..."),
                                 cl::cat(cat));
-cl::opt<std::string> outDir("o", cl::Required, cl::value_desc("dir"), cl::cat(cat),
+cl::opt<std::string> outDir("o", cl::value_desc("dir"), cl::cat(cat),
                             cl::desc("The model directory to write"));
 cl::opt<bool> force("force", cl::cat(cat), cl::desc("Replace a model already in the directory"));
 cl::opt<std::string> curve("curve", cl::value_desc("file"), cl::cat(cat),
@@ -31,6 +31,13 @@ cl::opt<unsigned> validation("validation-percent", cl::init(10), cl::cat(cat),
                              cl::desc("Programs in the validation split (default 10)"));
 cl::opt<unsigned> test("test-percent", cl::init(10), cl::cat(cat),
                        cl::desc("Programs in the test split (default 10)"));
+cl::opt<std::string> programs("programs", cl::value_desc("tsv"), cl::cat(cat),
+                              cl::desc("Which program each session measured "
+                                       "(bench/data/programs.tsv)"));
+cl::opt<std::string> splits("splits", cl::value_desc("dir"), cl::cat(cat),
+                            cl::desc("Fixed splits by program name (bench/splits)"));
+cl::opt<bool> listSplits("list-splits", cl::cat(cat),
+                         cl::desc("Print each kernel's program and split, and train nothing"));
 } // namespace
 
 int main(int argc, char **argv) {
@@ -44,13 +51,29 @@ int main(int argc, char **argv) {
   if (validation + test > 100)
     return fail(createStringError(inconvertibleErrorCode(),
                                   "--validation-percent plus --test-percent exceed 100"));
-  cudal1::SplitOptions so{validation, test};
+  cudal1::SplitOptions so;
+  so.validationPercent = validation;
+  so.testPercent = test;
+  if (!programs.empty())
+    if (Error e = cudal1::readSessionPrograms(programs, so))
+      return fail(std::move(e));
+  if (!splits.empty())
+    if (Error e = cudal1::readProgramSplits(splits, so))
+      return fail(std::move(e));
   std::vector<std::string> dbs(databases.begin(), databases.end());
   Expected<cudal1::Dataset> data = cudal1::loadDataset(dbs, cudal1::featureVersion, so);
   if (!data)
     return fail(data.takeError());
   for (const std::string &n : data->notes)
     outs() << "note: " << n << "\n";
+  if (listSplits) {
+    for (const cudal1::KernelData &k : data->kernels)
+      outs() << cudal1::splitName(k.split) << "\t" << k.program << "\t" << k.state.name << "\t"
+             << k.state.key << "\t" << k.state.gpu.name << "\n";
+    return 0;
+  }
+  if (outDir.empty())
+    return fail(createStringError(inconvertibleErrorCode(), "-o DIR: the model directory"));
   cudal1::TrainOptions to;
   to.outDir = outDir;
   to.overwrite = force;

@@ -10,6 +10,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -46,11 +47,25 @@ struct Dataset {
 
 struct SplitOptions {
   unsigned validationPercent = 10, testPercent = 10;
+  /// "DB-FILE-NAME#SESSION" → program (bench/data/programs.tsv): sessions of
+  /// one program join, and the program's name is its id.
+  std::map<std::string, std::string> sessionPrograms;
+  /// Fixed splits by program name or stem (bench/splits: the corpus test
+  /// split is never trained on); other programs go by their hash.
+  std::map<std::string, Split> programSplits;
 };
 
-/// The split of a program: FNV-1a of its id, modulo 100, so that a program
-/// stays on its side whatever else the data holds.
+/// The split of a program: a fixed one (by the name, else its file stem),
+/// else FNV-1a of its id modulo 100, so that a program stays on its side
+/// whatever else the data holds.
 Split splitOf(const std::string &program, const SplitOptions &options);
+
+/// Reads bench/data/programs.tsv (FILE<TAB>SESSION<TAB>PROGRAM) into
+/// options.sessionPrograms; errors name the file and line.
+llvm::Error readSessionPrograms(const std::string &path, SplitOptions &options);
+/// Reads DIR/{train,validation,test}.txt (one program per line, '#'
+/// comments) into options.programSplits.
+llvm::Error readProgramSplits(const std::string &dir, SplitOptions &options);
 
 /// Merges the databases' measurements by (kernel key, GPU model) and plan.
 /// Combination entries ("program:...") and the original (the empty plan)

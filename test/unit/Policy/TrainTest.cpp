@@ -131,6 +131,41 @@ TEST(Train, KernelsOfOneSessionAreOneProgram) {
   // kb: wrong once makes the plan wrong, and an untimed one.
   EXPECT_EQ(ds->kernels[1].plans[0].outcome, Outcome::Wrong);
   EXPECT_FALSE(ds->kernels[1].plans[0].timed);
+
+  // A session named as a corpus program takes the program's name and its
+  // fixed split (the corpus test split is never trained on).
+  SplitOptions named;
+  named.sessionPrograms["t.db#s3"] = "bench/corpus/hpc_wave2d.cu";
+  named.programSplits["hpc_wave2d"] = Split::Test;
+  auto ds2 = loadDataset({path}, 1, named);
+  ASSERT_TRUE(bool(ds2)) << llvm::toString(ds2.takeError());
+  EXPECT_EQ(ds2->kernels[3].program, "bench/corpus/hpc_wave2d.cu");
+  EXPECT_EQ(ds2->kernels[3].split, Split::Test);
+  EXPECT_EQ(ds2->kernels[0].program, ds->kernels[0].program);
+}
+
+TEST(Train, ReadsProgramsAndSplitsWithClearErrors) {
+  TempDir d;
+  std::ofstream(d.path + "/programs.tsv") << "# file\tsession\tprogram\n"
+                                          << "a.db\ts1\tbench/corpus/x.cu\n"
+                                          << "a.db\ts2\n";
+  SplitOptions o;
+  llvm::Error e = readSessionPrograms(d.path + "/programs.tsv", o);
+  ASSERT_TRUE(bool(e));
+  EXPECT_NE(
+      llvm::toString(std::move(e)).find("programs.tsv:3: expected FILE<TAB>SESSION<TAB>PROGRAM"),
+      std::string::npos);
+  EXPECT_EQ(o.sessionPrograms["a.db#s1"], "bench/corpus/x.cu");
+  for (const char *split : {"train", "validation", "test"})
+    std::ofstream(d.path + "/" + split + ".txt") << "# comment\n" << split << "_prog\n";
+  ASSERT_FALSE(bool(readProgramSplits(d.path, o)));
+  EXPECT_EQ(splitOf("bench/corpus/test_prog.cu", o), Split::Test);
+  EXPECT_EQ(splitOf("validation_prog", o), Split::Validation);
+  std::ofstream(d.path + "/test.txt") << "train_prog\n";
+  llvm::Error twice = readProgramSplits(d.path, o);
+  ASSERT_TRUE(bool(twice));
+  EXPECT_NE(llvm::toString(std::move(twice)).find("'train_prog' is in two splits"),
+            std::string::npos);
 }
 
 TEST(Train, LearnsTheRightPlanOfASyntheticTask) {
