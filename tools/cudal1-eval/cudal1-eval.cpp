@@ -1,10 +1,7 @@
 // cudal1-eval: evaluates a bundle of variants on this machine's GPU and
 // writes a results file. Flags only; the work is in lib/Eval.
-#include "cudal1/Capture/CaptureFile.h"
-#include "cudal1/Eval/Cuda.h"
-#include "cudal1/Eval/Evaluator.h"
+#include "cudal1/Eval/EvalDriver.h"
 #include "cudal1/Eval/Numbers.h"
-#include "cudal1/Eval/ProgramEval.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -12,7 +9,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <unistd.h>
 
 using namespace cudal1;
 
@@ -50,11 +46,12 @@ int usageError(const std::string &msg) {
 } // namespace
 
 int main(int argc, char **argv) {
-  EvalOptions opts;
-  cuda::WorkerArgs worker;
-  std::string bundleDir, output;
-  bool probe = false;
-  int rounds = 15, race = 0, screen = 1; // program bundles only
+  EvalRequest req;
+  EvalOptions &opts = req.options;
+  cuda::WorkerArgs &worker = req.worker;
+  std::string &bundleDir = req.bundleDir, &output = req.output;
+  bool &probe = req.probe;
+  int &rounds = req.rounds, &race = req.race, &screen = req.screen; // program bundles only
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const char *flag) -> const char * {
@@ -125,70 +122,7 @@ int main(int argc, char **argv) {
     else
       return usageError("more than one bundle given");
   }
-  if (!worker.mode.empty())
-    return cuda::runWorker(worker);
-  if (probe) {
-    Expected<std::string> name = cuda::deviceName(opts.gpu);
-    if (!name.ok()) {
-      std::printf("no GPU: %s\n", name.error().message().c_str());
-      return 77;
-    }
-    std::printf("%s\n", name->c_str());
-    return 0;
-  }
-  if (bundleDir.empty())
+  if (worker.mode.empty() && !probe && bundleDir.empty())
     return usageError("no bundle given");
-
-  bool terminal = ::isatty(2);
-  if (terminal)
-    opts.progress = [](const std::string &m) {
-      std::fprintf(stderr, "\r\033[K[cudal1-eval] %s", m.c_str());
-      std::fflush(stderr);
-    };
-  // Program bundles (whole programs, built and run) or kernel bundles.
-  Expected<std::vector<uint8_t>> manifest = readWholeFile(bundleDir + "/manifest.txt");
-  bool programLevel =
-      manifest.ok() && isProgramManifest(std::string(manifest->begin(), manifest->end()));
-  Expected<EvalResults> results = Status::error("not evaluated");
-  if (programLevel) {
-    Expected<ProgramBundle> pb = readProgramBundle(bundleDir);
-    if (!pb.ok()) {
-      std::fprintf(stderr, "cudal1-eval: %s\n", pb.error().message().c_str());
-      return 1;
-    }
-    ProgramEvalOptions po;
-    po.jobs = opts.jobs;
-    po.timeBudget = opts.timeBudget;
-    po.maxRounds = rounds;
-    po.raceKeep = race;
-    po.screenRuns = screen;
-    po.seed = opts.seed;
-    po.progress = opts.progress;
-    if (opts.keepWork)
-      po.workDir = opts.workDir, po.keepWork = true;
-    results = evaluateProgramBundle(*pb, po);
-  } else {
-    Expected<Bundle> bundle = readBundle(bundleDir);
-    if (!bundle.ok()) {
-      std::fprintf(stderr, "cudal1-eval: %s\n", bundle.error().message().c_str());
-      return 1;
-    }
-    results = evaluateBundle(*bundle, opts);
-  }
-  if (terminal)
-    std::fprintf(stderr, "\r\033[K");
-  if (!results.ok()) {
-    std::fprintf(stderr, "cudal1-eval: %s\n", results.error().message().c_str());
-    return 2;
-  }
-  if (output.empty())
-    output = bundleDir + "/results.txt";
-  if (Status s = writeResults(output, *results); !s.ok()) {
-    std::fprintf(stderr, "cudal1-eval: %s\n", s.message().c_str());
-    return 2;
-  }
-  std::fputs(formatSummary(*results).c_str(), stdout);
-  std::printf("results: %s (%.1f s on %s)\n", output.c_str(), results->wallSeconds,
-              results->gpu.c_str());
-  return results->results.front().outcome == Outcome::Ok ? 0 : 2;
+  return runEvalRequest(req);
 }

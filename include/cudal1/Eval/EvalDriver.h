@@ -1,0 +1,34 @@
+//===- EvalDriver.h - What cudal1-eval does with its flags -------*- C++ -*-===//
+//
+// cudal1-eval parses its flags (without LLVM) into an EvalRequest; this runs
+// it: a verification worker, the GPU probe, or a kernel or program bundle
+// evaluated into a results file.
+//
+//===----------------------------------------------------------------------===//
+#ifndef CUDAL1_EVAL_EVALDRIVER_H
+#define CUDAL1_EVAL_EVALDRIVER_H
+
+#include "cudal1/Eval/Cuda.h"
+#include "cudal1/Eval/Evaluator.h"
+
+#include <string>
+
+namespace cudal1 {
+
+struct EvalRequest {
+  std::string bundleDir;
+  std::string output; ///< empty: BUNDLE/results.txt
+  bool probe = false;
+  EvalOptions options;
+  cuda::WorkerArgs worker;               ///< worker.mode set: run as a verification worker
+  int rounds = 15, race = 0, screen = 1; ///< program bundles only
+};
+
+/// Runs the request and returns cudal1-eval's exit code: 0 when the original
+/// was verified, 1 for unreadable input, 2 when the evaluation failed, 77
+/// from --probe without a GPU.
+int runEvalRequest(const EvalRequest &request);
+
+} // namespace cudal1
+
+#endif
