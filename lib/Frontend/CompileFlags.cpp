@@ -5,6 +5,8 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 #include <algorithm>
 #include <regex>
@@ -229,4 +231,64 @@ std::vector<std::string> cudal1::analysisArgs(const std::vector<std::string> &us
     args.push_back(a);
   args.push_back("--cuda-host-only");
   return args;
+}
+
+std::vector<std::string> cudal1::buildFlagsOf(const std::vector<std::string> &args,
+                                              const std::string &workingDir) {
+  llvm::SmallString<256> cwd(workingDir);
+  if (cwd.empty())
+    llvm::sys::fs::current_path(cwd);
+  auto absolute = [&](StringRef p) {
+    llvm::SmallString<256> a(p);
+    if (!llvm::sys::path::is_absolute(a)) {
+      a = cwd;
+      llvm::sys::path::append(a, p);
+    }
+    llvm::sys::path::remove_dots(a, /*remove_dot_dot=*/true);
+    return std::string(a);
+  };
+  std::vector<std::string> toolchain = cudaToolchainArgs();
+  auto ours = [&](StringRef v) {
+    return std::find(toolchain.begin(), toolchain.end(), v) != toolchain.end();
+  };
+  std::vector<std::string> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    StringRef a = args[i];
+    bool more = i + 1 < args.size();
+    // A flag and its value, joined (-Idir) or as the next word (-I dir).
+    auto value = [&](StringRef flag, std::string &v) {
+      if (!a.starts_with(flag))
+        return false;
+      if (a.size() > flag.size()) {
+        v = a.drop_front(flag.size()).str();
+        return true;
+      }
+      if (!more)
+        return false;
+      v = args[++i];
+      return true;
+    };
+    std::string v;
+    if (value("-isystem", v)) {
+      if (!ours(v)) {
+        out.push_back("-isystem");
+        out.push_back(absolute(v));
+      }
+    } else if (value("-iquote", v) || value("-I", v)) {
+      out.push_back("-I" + absolute(v));
+    } else if (a == "-include" && more) {
+      // Found in the working directory first, then on the include path.
+      v = args[++i];
+      std::string abs = absolute(v);
+      out.push_back("-include");
+      out.push_back(llvm::sys::fs::exists(abs) ? abs : v);
+    } else if (value("-D", v)) {
+      out.push_back("-D" + v);
+    } else if (value("-U", v)) {
+      out.push_back("-U" + v);
+    } else if (a.starts_with("-std=")) {
+      out.push_back(a.str());
+    }
+  }
+  return out;
 }

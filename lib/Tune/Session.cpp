@@ -6,6 +6,7 @@
 #include "cudal1/Eval/Bundle.h"
 #include "cudal1/Eval/Process.h"
 #include "cudal1/Eval/ProgramBundle.h"
+#include "cudal1/Frontend/CompileFlags.h"
 #include "cudal1/Report/TuneReport.h"
 #include "cudal1/Rewrite/Reference.h"
 #include "cudal1/Support/AtomicFile.h"
@@ -168,10 +169,17 @@ ProgramSetup programSetup(const RewriteInput &in, const std::string &buildCmd,
                           const std::string &runCmd, const std::string &arch) {
   ProgramSetup s;
   s.originalFile = in.file;
-  if (!buildCmd.empty())
+  if (!buildCmd.empty()) {
     s.build = splitWords(buildCmd);
-  else
-    s.build = {"nvcc", "-O3", "-arch=" + arch, "{src}", "-o", "{exe}"};
+  } else {
+    // The user's include paths and macros, absolute: the bundle is built
+    // in its own directory, on another machine.
+    s.build = {"nvcc", "-O3", "-arch=" + arch};
+    for (std::string &f : buildFlagsOf(in.args))
+      s.build.push_back(std::move(f));
+    for (const char *w : {"{src}", "-o", "{exe}"})
+      s.build.push_back(w);
+  }
   if (!runCmd.empty())
     s.run = splitWords(runCmd);
   return s;

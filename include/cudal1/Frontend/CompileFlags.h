@@ -29,6 +29,15 @@ std::vector<std::string> cudaToolchainArgs();
 std::vector<std::string> analysisArgs(const std::vector<std::string> &userArgs,
                                       std::vector<std::string> *notes);
 
+/// The flags of a clang argument list (the user's, or analysisArgs()) that
+/// a build of the same source elsewhere needs, in words nvcc and clang both
+/// take: -I, -isystem, -iquote (as -I: nvcc has no -iquote), -include, -D,
+/// -U (joined or separate) and -std=. Paths are made absolute against
+/// `workingDir` (the current directory when empty): a bundle is built in
+/// another directory. The toolchain's own (cudaToolchainArgs) are left out.
+std::vector<std::string> buildFlagsOf(const std::vector<std::string> &args,
+                                      const std::string &workingDir = "");
+
 } // namespace cudal1
 
 #endif

@@ -1,0 +1,1 @@
+#define SCALE_BY(x) ((x) * FACTOR)

@@ -1,0 +1,1 @@
+#define LIMIT_N 1024
