@@ -108,17 +108,18 @@ llvm::Expected<std::vector<std::string>> compileCommand(const OptRequest &r) {
 
 /// --plan-file: every non-empty line that does not start with '#' is a plan;
 /// refusals are reported as PLANFILE:LINE:COL and the rest still applied.
-int runPlanFile(const OptRequest &r, const std::vector<std::string> &args) {
-  auto plans = MemoryBuffer::getFile(*r.planFile);
+int runPlanFile(const OptRequest &r, const std::string &planFile,
+                const std::vector<std::string> &args) {
+  auto plans = MemoryBuffer::getFile(planFile);
   auto input = MemoryBuffer::getFile(r.input);
   if (!plans || !input)
-    return fail(OptInputError, "cannot read '" + (plans ? r.input : *r.planFile) + "'");
+    return fail(OptInputError, "cannot read '" + (plans ? r.input : planFile) + "'");
   if (r.output == "-" || sys::fs::create_directories(r.output))
     return fail(OptUsageError, "--plan-file needs -o DIR, a directory it can create or write into");
   // A refusal reads "plan:1:COL: error: ..."; it is reported at the plan's line.
   auto report = [&](unsigned line, const std::string &msg) {
     StringRef m(msg);
-    std::string where = *r.planFile + ":" + std::to_string(line) + ":";
+    std::string where = planFile + ":" + std::to_string(line) + ":";
     errs() << (m.consume_front("plan:1:") ? where + m.str() : where + " error: " + msg) << "\n";
   };
   std::vector<Plan> parsed;
@@ -209,8 +210,8 @@ int runTuning(const OptRequest &r, const RewriteInput &in) {
 }
 
 /// --reference: exit 4 when the kernel cannot be promoted, 1 when it is not there.
-int runReference(const OptRequest &r, const RewriteInput &in, std::string &out) {
-  llvm::Expected<ReferenceKernel> ref = deriveReference(in, *r.reference);
+int runReference(const std::string &kernel, const RewriteInput &in, std::string &out) {
+  llvm::Expected<ReferenceKernel> ref = deriveReference(in, kernel);
   if (!ref) {
     bool refused = false;
     handleAllErrors(ref.takeError(), [&](const ErrorInfoBase &e) {
@@ -302,7 +303,7 @@ int runOpt(const OptRequest &r) {
   for (const std::string &n : notes)
     note(n);
   if (r.planFile)
-    return runPlanFile(r, args);
+    return runPlanFile(r, *r.planFile, args);
 
   std::string out;
   int code = OptOk;
@@ -318,7 +319,7 @@ int runOpt(const OptRequest &r) {
     if (tuning(r))
       return runTuning(r, in);
     if (r.reference)
-      code = runReference(r, in, out);
+      code = runReference(*r.reference, in, out);
     else if (r.apply)
       code = runApply(r, in, out);
     else {
@@ -328,7 +329,7 @@ int runOpt(const OptRequest &r) {
       if (!result) {
         errs() << toString(result.takeError()) << "\n";
         if (plan)
-          errs() << "  " << *r.plan << "\n";
+          errs() << "  " << r.plan.value_or("") << "\n";
         return plan ? OptPlanRefused : OptInputError;
       }
       out = std::move(*result);
