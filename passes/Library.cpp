@@ -44,6 +44,16 @@ struct Product {
   const Expr *alpha = nullptr, *beta = nullptr;               ///< in the kernel; null: 1, 0
 };
 
+/// The integer parameter of `fd` named `name` (the normalized side of a
+/// guard that is a parameter is its name), or null.
+const ParmVarDecl *integerParam(const FunctionDecl *fd, llvm::StringRef name) {
+  const ParmVarDecl *found = nullptr;
+  for (const ParmVarDecl *pv : fd->parameters())
+    if (pv->getName() == name && pv->getType()->isIntegerType())
+      found = pv;
+  return found;
+}
+
 const ParmVarDecl *paramOf(const Expr *e) {
   if (auto *dre = dyn_cast<DeclRefExpr>(e->IgnoreParenImpCasts()))
     return dyn_cast<ParmVarDecl>(dre->getDecl());
@@ -271,22 +281,17 @@ std::string match(TransformContext &ctx, unsigned kernel, Product &p) {
   auto gy = space.parse("blockIdx.y * blockDim.y + threadIdx.y");
   std::string loopVar = "$k" + std::to_string(km.loops[0].id);
   const ParmVarDecl *boundX = nullptr, *boundY = nullptr;
-  for (const std::string &g : ac->guards) {
-    size_t lt = g.find(" < ");
-    auto lhs = lt == std::string::npos ? std::nullopt : space.parse(g.substr(0, lt));
-    const ParmVarDecl *bound = nullptr;
-    if (lt != std::string::npos)
-      for (const ParmVarDecl *pv : fd->parameters())
-        if (pv->getName() == g.substr(lt + 3) && pv->getType()->isIntegerType())
-          bound = pv;
+  for (const Guard &g : ac->guards) {
+    auto lhs = g.op == GuardOp::LT ? space.parse(g.lhs) : std::nullopt;
+    const ParmVarDecl *bound = g.op == GuardOp::LT ? integerParam(fd, g.rhs) : nullptr;
     if (!lhs || !bound)
-      return "bound check '" + g + "' is not 'global id < parameter'";
+      return "bound check '" + g.str() + "' is not 'global id < parameter'";
     if (sameFunction(*lhs, *gx, space) && !boundX)
       boundX = bound;
     else if (sameFunction(*lhs, *gy, space) && !boundY)
       boundY = bound;
     else
-      return "bound check '" + g + "' is not on the global x or y thread id";
+      return "bound check '" + g.str() + "' is not on the global x or y thread id";
   }
   auto parsed = [&](const MemAccess *m) { return space.parse(m->normalized); };
   auto is = [&](const MemAccess *m, const std::string &text) {
@@ -576,16 +581,11 @@ std::string matchSum(TransformContext &ctx, unsigned kernel, Sum &p) {
       return "the summand does not read x at the global thread id";
     if (m.guards.size() != 1)
       return "the bounds check must be one comparison 'i < n'";
-    const std::string &g = m.guards[0];
-    size_t lt = g.find(" < ");
-    auto lhs = lt == std::string::npos ? std::nullopt : space.parse(g.substr(0, lt));
-    const ParmVarDecl *b = nullptr;
-    if (lt != std::string::npos)
-      for (const ParmVarDecl *pv : fd->parameters())
-        if (pv->getName() == g.substr(lt + 3) && pv->getType()->isIntegerType())
-          b = pv;
+    const Guard &g = m.guards[0];
+    auto lhs = g.op == GuardOp::LT ? space.parse(g.lhs) : std::nullopt;
+    const ParmVarDecl *b = g.op == GuardOp::LT ? integerParam(fd, g.rhs) : nullptr;
     if (!lhs || !b || !sameFunction(*lhs, *gx, space) || (bound && bound != b))
-      return "bound check '" + g + "' is not 'global id < parameter'";
+      return "bound check '" + g.str() + "' is not 'global id < parameter'";
     bound = b;
   }
   p.n = bound;

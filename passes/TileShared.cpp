@@ -196,17 +196,9 @@ std::string match(TransformContext &ctx, unsigned kernel, DotPattern &p) {
     for (size_t i = 0; i < parts.size(); ++i) {
       if (!isa<BinaryOperator>(parts[i]) || !cast<BinaryOperator>(parts[i])->isComparisonOp())
         return "the bounds check must be a conjunction of comparisons";
-      const std::string &g = rowAccess->guards[i];
-      int axis = -1;
-      for (const char *op : {" <= ", " >= ", " < ", " > ", " == ", " != "}) {
-        size_t at = g.find(op);
-        if (at == std::string::npos)
-          continue;
-        int l = threadAxis(g.substr(0, at), space),
-            r = threadAxis(g.substr(at + strlen(op)), space);
-        axis = l < 0 || r < 0 || (l && r && l != r) ? -1 : std::max(l, r);
-        break;
-      }
+      const Guard &g = rowAccess->guards[i];
+      int l = threadAxis(g.lhs, space), r = threadAxis(g.rhs, space);
+      int axis = l < 0 || r < 0 || (l && r && l != r) ? -1 : std::max(l, r);
       if (axis < 0)
         return "a bound check mixes the x and y thread dimensions";
       if (axis != 1)

@@ -152,43 +152,38 @@ LinearAccess linearize(const AccessInstance &in, mlir::MLIRContext &ctx) {
   }
   la.invariant = *inv;
   // Guards of the form g_d < bound or g_d <= bound.
-  for (const std::string &g : in.guards) {
-    for (const char *op : {" <= ", " < ", " >= ", " > "}) {
-      size_t at = g.find(op);
-      if (at == std::string::npos)
+  for (const Guard &g : in.guards) {
+    if (g.op == GuardOp::EQ || g.op == GuardOp::NE)
+      continue;
+    auto l = space.parse(g.lhs, rename);
+    auto r = space.parse(g.rhs, rename);
+    if (!l || !r)
+      continue;
+    AffineExpr grows = applyFold(*l), limit = applyFold(*r);
+    if (g.op == GuardOp::GT || g.op == GuardOp::GE)
+      std::swap(grows, limit);
+    bool inclusive = g.op == GuardOp::LE || g.op == GuardOp::GE;
+    auto lim = flattenInvariant(limit, space);
+    if (!lim || usesOpaque(grows, space))
+      continue;
+    // grows must be exactly g_d: coefficient 1 in d, 0 elsewhere, nothing invariant.
+    for (unsigned d = 0; d < 3; ++d) {
+      auto c = globalCoefficient(grows, d, space);
+      if (!c || *c != 1)
         continue;
-      std::string o(op);
-      auto l = space.parse(g.substr(0, at), rename);
-      auto r = space.parse(g.substr(at + o.size()), rename);
-      if (!l || !r)
-        break;
-      AffineExpr grows = applyFold(*l), limit = applyFold(*r);
-      if (o == " > " || o == " >= ")
-        std::swap(grows, limit);
-      bool inclusive = o == " <= " || o == " >= ";
-      auto lim = flattenInvariant(limit, space);
-      if (!lim || usesOpaque(grows, space))
-        break;
-      // grows must be exactly g_d: coefficient 1 in d, 0 elsewhere, nothing invariant.
-      for (unsigned d = 0; d < 3; ++d) {
-        auto c = globalCoefficient(grows, d, space);
-        if (!c || *c != 1)
-          continue;
-        bool only = true;
-        for (unsigned o2 = 0; o2 < 3; ++o2)
-          if (o2 != d &&
-              (!globalCoefficient(grows, o2, space) || *globalCoefficient(grows, o2, space) != 0))
-            only = false;
-        for (unsigned x = IndexSpace::NumBuiltinDims; x < space.numDims(); ++x)
-          only &= !grows.isFunctionOfDim(x);
-        auto rest = flattenInvariant(dropDims(grows, space), space);
-        if (!only || !rest || !rest->terms.empty() || rest->constant != 0)
-          continue;
-        if (!inclusive)
-          lim->constant -= 1;
-        la.upper[d] = *lim;
-      }
-      break;
+      bool only = true;
+      for (unsigned o2 = 0; o2 < 3; ++o2)
+        if (o2 != d &&
+            (!globalCoefficient(grows, o2, space) || *globalCoefficient(grows, o2, space) != 0))
+          only = false;
+      for (unsigned x = IndexSpace::NumBuiltinDims; x < space.numDims(); ++x)
+        only &= !grows.isFunctionOfDim(x);
+      auto rest = flattenInvariant(dropDims(grows, space), space);
+      if (!only || !rest || !rest->terms.empty() || rest->constant != 0)
+        continue;
+      if (!inclusive)
+        lim->constant -= 1;
+      la.upper[d] = *lim;
     }
   }
   la.ok = true;

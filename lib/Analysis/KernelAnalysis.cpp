@@ -24,29 +24,24 @@ bool threadDependent(AffineExpr e, const IndexSpace &space) {
 
 /// The thread dimensions a guard "L op R" bounds from above: L grows with
 /// the dimension and R does not depend on threads (or the mirror image).
-std::vector<unsigned> boundedDims(const std::string &guard, IndexSpace &space) {
-  static const char *ops[] = {" <= ", " >= ", " < ", " > ", " == "};
-  for (const char *op : ops) {
-    size_t at = guard.find(op);
-    if (at == std::string::npos)
-      continue;
-    auto l = space.parse(guard.substr(0, at));
-    auto r = space.parse(guard.substr(at + strlen(op)));
-    if (!l || !r)
-      return {};
-    std::string o(op);
-    AffineExpr grows = *l, limit = *r;
-    if (o == " > " || o == " >= ")
-      std::swap(grows, limit);
-    if (threadDependent(limit, space) || usesOpaque(grows, space))
-      return {};
-    std::vector<unsigned> dims;
-    for (unsigned d = 0; d < 3; ++d)
-      if (usesThreadDim(grows, d))
-        dims.push_back(d);
-    return dims;
-  }
-  return {};
+/// `L == R` bounds too; `L != R` does not.
+std::vector<unsigned> boundedDims(const Guard &guard, IndexSpace &space) {
+  if (guard.op == GuardOp::NE)
+    return {};
+  auto l = space.parse(guard.lhs);
+  auto r = space.parse(guard.rhs);
+  if (!l || !r)
+    return {};
+  AffineExpr grows = *l, limit = *r;
+  if (guard.op == GuardOp::GT || guard.op == GuardOp::GE)
+    std::swap(grows, limit);
+  if (threadDependent(limit, space) || usesOpaque(grows, space))
+    return {};
+  std::vector<unsigned> dims;
+  for (unsigned d = 0; d < 3; ++d)
+    if (usesThreadDim(grows, d))
+      dims.push_back(d);
+  return dims;
 }
 
 } // namespace
@@ -99,7 +94,7 @@ KernelAnalysis cudal1::analyzeKernel(const Kernel &k, mlir::MLIRContext &ctx) {
   // extra threads must not repeat its atomics).
   for (size_t i = 0; i < k.accesses.size(); ++i) {
     unsigned bounded = 0;
-    for (const std::string &g : k.accesses[i].guards)
+    for (const Guard &g : k.accesses[i].guards)
       for (unsigned d : boundedDims(g, space))
         bounded |= 1u << d;
     r.accesses[i].guarded = threadDims != 0 && (bounded & threadDims) == threadDims;

@@ -40,6 +40,26 @@ std::string SourcePos::str() const {
 
 const char *cudal1::toString(AccessKind k) { return k == AccessKind::Read ? "read" : "write"; }
 
+const char *cudal1::toString(GuardOp op) {
+  switch (op) {
+  case GuardOp::LT:
+    return "<";
+  case GuardOp::LE:
+    return "<=";
+  case GuardOp::GT:
+    return ">";
+  case GuardOp::GE:
+    return ">=";
+  case GuardOp::EQ:
+    return "==";
+  case GuardOp::NE:
+    return "!=";
+  }
+  return "?";
+}
+
+std::string Guard::str() const { return lhs + " " + toString(op) + " " + rhs; }
+
 const char *cudal1::toString(HostEventKind k) {
   switch (k) {
   case HostEventKind::Launch:

@@ -217,7 +217,7 @@ private:
   /// Local pointers that alias a parameter: var → (param, offset text).
   llvm::DenseMap<const VarDecl *, std::pair<const ParmVarDecl *, std::string>> aliases;
   std::vector<unsigned> loopStack;
-  std::vector<std::string> guardStack;
+  std::vector<Guard> guardStack;
   unsigned substDepth = 0;
 
   // --- variables ----------------------------------------------------------
@@ -342,9 +342,26 @@ private:
     return "?expr";
   }
 
+  static GuardOp guardOp(BinaryOperatorKind op) {
+    switch (op) {
+    case BO_LT:
+      return GuardOp::LT;
+    case BO_LE:
+      return GuardOp::LE;
+    case BO_GT:
+      return GuardOp::GT;
+    case BO_GE:
+      return GuardOp::GE;
+    case BO_EQ:
+      return GuardOp::EQ;
+    default: // BO_NE (conditionGuards passes comparisons only)
+      return GuardOp::NE;
+    }
+  }
+
   /// Splits a condition into normalized comparisons that hold when it is
   /// true (`negate`: when it is false).
-  void conditionGuards(const Expr *c, bool negate, std::vector<std::string> &out) {
+  void conditionGuards(const Expr *c, bool negate, std::vector<Guard> &out) {
     c = c->IgnoreParenImpCasts();
     if (auto *uo = dyn_cast<UnaryOperator>(c); uo && uo->getOpcode() == UO_LNot)
       return conditionGuards(uo->getSubExpr(), !negate, out);
@@ -356,13 +373,13 @@ private:
       conditionGuards(bo->getRHS(), negate, out);
       return;
     }
-    if (!bo->isComparisonOp())
+    // (a <=> b is no condition by itself: it is not convertible to bool.)
+    if (!bo->isComparisonOp() || bo->getOpcode() == BO_Cmp)
       return;
     BinaryOperatorKind op = bo->getOpcode();
     if (negate)
       op = BinaryOperator::negateComparisonOp(op);
-    out.push_back(norm(bo->getLHS()) + " " + BinaryOperator::getOpcodeStr(op).str() + " " +
-                  norm(bo->getRHS()));
+    out.push_back(Guard{norm(bo->getLHS()), guardOp(op), norm(bo->getRHS())});
   }
 
   // --- loops --------------------------------------------------------------

@@ -136,16 +136,9 @@ std::string cudal1::dependsOnlyOnGlobalIds(TransformContext &ctx, unsigned kerne
     if (!check(a.normalized))
       return "the index " + a.param + "[" + a.index + "] at line " + std::to_string(a.pos.line) +
              " depends on the block shape, not only on the global thread id";
-    for (const std::string &g : a.guards) {
-      for (const char *op : {" <= ", " >= ", " == ", " != ", " < ", " > "}) {
-        size_t at = g.find(op);
-        if (at == std::string::npos)
-          continue;
-        if (!check(g.substr(0, at)) || !check(g.substr(at + strlen(op))))
-          return "the condition '" + g + "' depends on the block shape";
-        break;
-      }
-    }
+    for (const Guard &g : a.guards)
+      if (!check(g.lhs) || !check(g.rhs))
+        return "the condition '" + g.str() + "' depends on the block shape";
   }
   return "";
 }

@@ -50,9 +50,9 @@ std::vector<LaunchDependence> analyzeLaunchPairs(const ProgramModel &model, cons
 /// The core test, exposed for unit tests: launches A and B of kernels with
 /// the given normalized access indices, guards and launch dimensionality.
 struct AccessInstance {
-  std::string index;               ///< normalized
-  std::vector<std::string> guards; ///< normalized
-  unsigned launchDims = 0;         ///< 1..3; 0 when unknown (treated as 3)
+  std::string index;         ///< normalized
+  std::vector<Guard> guards; ///< normalized
+  unsigned launchDims = 0;   ///< 1..3; 0 when unknown (treated as 3)
   /// Renames kernel names to launch-independent ones (a parameter to its
   /// argument); identity when empty.
   std::vector<std::pair<std::string, std::string>> rename;

@@ -44,6 +44,22 @@ struct KernelLoop {
 
 enum class AccessKind { Read, Write };
 
+/// The comparison of a guard.
+enum class GuardOp { LT, LE, GT, GE, EQ, NE };
+/// "<", "<=", ">", ">=", "==", "!=".
+const char *toString(GuardOp op);
+
+/// A condition `lhs op rhs` that dominates an access, each side normalized
+/// as indices are; a condition that must be false to reach the access (an
+/// early return, an else branch) has its operator negated.
+struct Guard {
+  std::string lhs;
+  GuardOp op = GuardOp::LT;
+  std::string rhs;
+  /// "lhs op rhs", as the analysis' messages print it.
+  std::string str() const;
+};
+
 /// One access to global memory through a pointer parameter.
 struct MemAccess {
   std::string param; ///< the kernel parameter the pointer derives from
@@ -55,7 +71,7 @@ struct MemAccess {
   std::vector<unsigned> loops; ///< enclosing loops, outermost first
   /// Conditions that dominate the access and bound a thread-dependent value
   /// (if-conditions, early returns, loop conditions), normalized.
-  std::vector<std::string> guards;
+  std::vector<Guard> guards;
   SourcePos pos;
 };
 

@@ -11,13 +11,13 @@ namespace {
 
 const char *gid = "(blockIdx.x * blockDim.x + threadIdx.x)";
 
-AccessInstance access(std::string index, std::vector<std::string> guards = {}, unsigned dims = 1) {
+AccessInstance access(std::string index, std::vector<Guard> guards = {}, unsigned dims = 1) {
   return AccessInstance{std::move(index), std::move(guards), dims, {}};
 }
 
 TEST(DependenceTest, SameIndexIsSameThread) {
   mlir::MLIRContext ctx;
-  std::string g = std::string(gid) + " < n";
+  Guard g{gid, GuardOp::LT, "n"};
   auto r = testAccessPair(access(gid, {g}), access(gid, {g}), ctx);
   EXPECT_EQ(r.result, DependenceResult::SameThread) << r.detail;
 }
@@ -31,7 +31,7 @@ TEST(DependenceTest, NeighbourReadIsCrossThreadWithWitness) {
 
 TEST(DependenceTest, GuardsMakeHalvesDisjoint) {
   mlir::MLIRContext ctx;
-  std::string g = std::string(gid) + " < n";
+  Guard g{gid, GuardOp::LT, "n"};
   auto r = testAccessPair(access(gid, {g}), access(std::string("(n + ") + gid + ")", {g}), ctx);
   EXPECT_EQ(r.result, DependenceResult::Disjoint) << r.detail;
   // Without the guard on the first launch its threads can reach the upper half.
@@ -60,7 +60,8 @@ TEST(DependenceTest, UnusedLaunchDimensionsCount) {
 TEST(DependenceTest, GridStrideLoopsCompareLogicalIndices) {
   mlir::MLIRContext ctx;
   std::string i = std::string("(") + gid + " + $k0 * (blockDim.x * gridDim.x))";
-  auto r = testAccessPair(access(i, {i + " < n"}), access(gid, {std::string(gid) + " < n"}), ctx);
+  auto r = testAccessPair(access(i, {Guard{i, GuardOp::LT, "n"}}),
+                          access(gid, {Guard{gid, GuardOp::LT, "n"}}), ctx);
   EXPECT_EQ(r.result, DependenceResult::SameThread) << r.detail;
 }
 
