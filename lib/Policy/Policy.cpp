@@ -10,6 +10,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <set>
@@ -87,6 +88,8 @@ Expected<std::unique_ptr<Policy>> Policy::load(const std::string &dir) {
   info.hidden = unsigned(*hidden);
   if (std::optional<int64_t> seed = o->getInteger("seed"))
     info.seed = uint64_t(*seed);
+  if (std::optional<int64_t> steps = o->getInteger("max_plan_steps"))
+    info.maxPlanSteps = unsigned(std::clamp<int64_t>(*steps, 1, kPolicyStepCap));
   for (auto [key, out] : {std::pair{"trained_at", &info.trainedAt},
                           std::pair{"stages", &info.stages}, std::pair{"data", &info.data}})
     if (std::optional<StringRef> s = o->getString(key))
@@ -129,11 +132,12 @@ Error Policy::save(const std::string &dir, bool overwrite) const {
     return modelError(dir, err);
   if (std::error_code ec = sys::fs::rename(tmp, weights))
     return modelError(dir, Twine(kWeightsFile) + ": " + ec.message());
-  json::Object o{{"format", "cudal1-policy"},       {"major", modelInfo.major},
-                 {"minor", modelInfo.minor},        {"hidden", int64_t(modelInfo.hidden)},
-                 {"seed", int64_t(modelInfo.seed)}, {"trained_at", modelInfo.trainedAt},
-                 {"stages", modelInfo.stages},      {"data", modelInfo.data},
-                 {"schema", schemaToJson(encoding)}};
+  json::Object o{
+      {"format", "cudal1-policy"},       {"major", modelInfo.major},
+      {"minor", modelInfo.minor},        {"hidden", int64_t(modelInfo.hidden)},
+      {"seed", int64_t(modelInfo.seed)}, {"trained_at", modelInfo.trainedAt},
+      {"stages", modelInfo.stages},      {"max_plan_steps", int64_t(modelInfo.maxPlanSteps)},
+      {"data", modelInfo.data},          {"schema", schemaToJson(encoding)}};
   std::string text;
   raw_string_ostream os(text);
   os << formatv("{0:2}", json::Value(std::move(o))) << "\n";

@@ -408,6 +408,10 @@ Expected<TrainSummary> trainPolicy(const Dataset &data, const TrainOptions &o) {
   PolicyModelInfo &info = (*policy)->info();
   info.trainedAt = nowUtc();
   info.stages = "a";
+  info.maxPlanSteps = 1;
+  for (const auto &p : plans)
+    info.maxPlanSteps = std::max<unsigned>(info.maxPlanSteps, unsigned(p.size()));
+  info.maxPlanSteps = std::min(info.maxPlanSteps, kPolicyStepCap);
   info.data = o.dataNote;
   if (Error e = (*policy)->save(o.outDir, o.overwrite))
     return std::move(e);

@@ -40,6 +40,8 @@ std::string kindOf(const std::vector<PlanStep> &steps) {
 }
 
 constexpr unsigned kMaxCandidates = 4096;
+/// Pairs: ordered pairs of the best singles.
+constexpr unsigned kPairSingles = 24;
 /// Triples: the best pairs extended by the best singles.
 constexpr unsigned kTriplePairs = 16, kTripleSingles = 12;
 
@@ -76,22 +78,62 @@ public:
       return out;
     if (!policy || refused.count(k.key))
       return fallback(k, count, std::move(out), seen);
-    // 2. Score the candidates, pairs' best extended to triples.
+    // 2. Score every single step (tried ones too: they seed compositions),
+    // then ordered pairs of the best singles, then triples of the best
+    // pairs: the pool stays near a thousand plans however many steps are
+    // legal. Never longer than the network's training data's plans.
+    unsigned longest = policy->info().maxPlanSteps;
+    std::vector<std::vector<PlanStep>> singles = policyCandidates(k, kMaxCandidates, false);
+    std::vector<PlanScore> singleScores;
+    if (!scoreInto(k, singles, singleScores))
+      return fallback(k, count, std::move(out), seen);
     std::vector<std::vector<PlanStep>> cands;
-    for (auto &c : policyCandidates(k, kMaxCandidates))
-      if (!seen.count(planText(c)))
-        cands.push_back(std::move(c));
     std::vector<PlanScore> scores;
-    if (!scoreInto(k, cands, scores))
-      return fallback(k, count, std::move(out), seen);
-    std::vector<std::vector<PlanStep>> triples = triplesOf(cands, scores, seen);
-    std::vector<PlanScore> tripleScores;
-    if (!triples.empty() && !scoreInto(k, triples, tripleScores))
-      return fallback(k, count, std::move(out), seen);
-    cands.insert(cands.end(), triples.begin(), triples.end());
-    scores.insert(scores.end(), tripleScores.begin(), tripleScores.end());
+    for (size_t i = 0; i < singles.size(); ++i)
+      if (!seen.count(planText(singles[i]))) {
+        cands.push_back(singles[i]);
+        scores.push_back(singleScores[i]);
+      }
+    if (longest >= 2) {
+      std::vector<size_t> top(singles.size());
+      std::iota(top.begin(), top.end(), size_t(0));
+      std::stable_sort(top.begin(), top.end(), [&](size_t x, size_t y) {
+        return policyUtility(singleScores[x], opts.explore) >
+               policyUtility(singleScores[y], opts.explore);
+      });
+      top.resize(std::min<size_t>(top.size(), kPairSingles));
+      std::vector<std::vector<PlanStep>> pairs;
+      for (size_t x : top)
+        for (size_t y : top)
+          if (x != y && compatibleWith(singles[x], singles[y][0])) {
+            std::vector<PlanStep> pr = {singles[x][0], singles[y][0]};
+            if (!seen.count(planText(pr)))
+              pairs.push_back(std::move(pr));
+          }
+      std::vector<PlanScore> pairScores;
+      if (!pairs.empty() && !scoreInto(k, pairs, pairScores))
+        return fallback(k, count, std::move(out), seen);
+      cands.insert(cands.end(), pairs.begin(), pairs.end());
+      scores.insert(scores.end(), pairScores.begin(), pairScores.end());
+    }
+    if (longest >= 3) {
+      std::vector<std::vector<PlanStep>> triples = triplesOf(cands, scores, seen);
+      std::vector<PlanScore> tripleScores;
+      if (!triples.empty() && !scoreInto(k, triples, tripleScores))
+        return fallback(k, count, std::move(out), seen);
+      cands.insert(cands.end(), triples.begin(), triples.end());
+      scores.insert(scores.end(), tripleScores.begin(), tripleScores.end());
+    }
+    // Longer plans than the network knows: the best plan measured in this
+    // run extended by one step, scored additively (its measured log speedup
+    // plus the step's predicted one). Compositions stay grounded in
+    // measurements instead of in the network's extrapolation.
+    extendMeasured(k, cands, scores, seen, longest);
     // 3. Utility, diversity, temperature.
     std::vector<bool> taken(cands.size(), false);
+    std::vector<std::string> candKinds;
+    for (const auto &c : cands)
+      candKinds.push_back(kindOf(c));
     while (out.size() < count) {
       std::map<std::string, unsigned> kinds;
       for (const std::string &e : emitted[k.key])
@@ -101,7 +143,7 @@ public:
       for (size_t i = 0; i < cands.size(); ++i) {
         if (taken[i])
           continue;
-        u[i] = policyUtility(scores[i], opts.explore) - opts.diversity * kinds[kindOf(cands[i])];
+        u[i] = policyUtility(scores[i], opts.explore) - opts.diversity * kinds[candKinds[i]];
         best = std::max(best, u[i]);
       }
       if (best == -INFINITY)
@@ -154,6 +196,31 @@ private:
     }
     scores = std::move(*s);
     return true;
+  }
+
+  void extendMeasured(const KernelState &k, std::vector<std::vector<PlanStep>> &cands,
+                      std::vector<PlanScore> &scores, const std::set<std::string> &seen,
+                      unsigned longest) {
+    const Exemplar *best = nullptr;
+    for (const Exemplar &e : k.exemplars)
+      if (e.thisRun && e.outcome == Outcome::Ok && e.timed && e.speedup > 1 &&
+          (!best || e.speedup > best->speedup))
+        best = &e;
+    if (!best || best->steps.size() < longest || best->steps.size() >= kPolicyStepCap)
+      return;
+    size_t n = cands.size();
+    for (size_t i = 0; i < n; ++i) {
+      if (cands[i].size() != 1 || !compatibleWith(best->steps, cands[i][0]))
+        continue;
+      std::vector<PlanStep> ext = best->steps;
+      ext.push_back(cands[i][0]);
+      if (seen.count(planText(ext)))
+        continue;
+      PlanScore s = scores[i];
+      s.logSpeedup += std::log(best->speedup);
+      cands.push_back(std::move(ext));
+      scores.push_back(s);
+    }
   }
 
   static std::vector<std::vector<PlanStep>>
@@ -210,24 +277,28 @@ double policyUtility(const PlanScore &s, double explore) {
          explore * s.uncertainty;
 }
 
-std::vector<std::vector<PlanStep>> policyCandidates(const KernelState &k, unsigned maxPlans) {
+std::vector<std::vector<PlanStep>> policyCandidates(const KernelState &k, unsigned maxPlans,
+                                                    bool pairs) {
   std::vector<const PlanStep *> pool;
   for (const PlanStep &s : k.steps)
     if (!isFastMath(s))
       pool.push_back(&s);
   std::vector<std::vector<PlanStep>> out;
+  // Distinct singles; ordered pairs of distinct singles are then distinct.
   std::set<std::string> seen;
-  auto add = [&](std::vector<PlanStep> p) {
-    if (out.size() < maxPlans && seen.insert(planText(p)).second)
-      out.push_back(std::move(p));
-  };
+  std::vector<const PlanStep *> singles;
   for (const PlanStep *s : pool)
-    add({*s});
+    if (out.size() < maxPlans && seen.insert(stepText(*s)).second) {
+      singles.push_back(s);
+      out.push_back({*s});
+    }
+  if (!pairs)
+    return out;
   // Both orders: gatekeepers (drop-sync before fuse) make order matter.
-  for (const PlanStep *a : pool)
-    for (const PlanStep *b : pool)
-      if (a != b && compatibleWith({*a}, *b))
-        add({*a, *b});
+  for (const PlanStep *a : singles)
+    for (const PlanStep *b : singles)
+      if (out.size() < maxPlans && a != b && compatibleWith({*a}, *b))
+        out.push_back({*a, *b});
   return out;
 }
 

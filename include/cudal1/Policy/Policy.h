@@ -43,7 +43,11 @@ struct PolicyModelInfo {
   uint64_t seed = 1;
   std::string trainedAt; ///< UTC
   std::string stages;    ///< e.g. "a"
-  std::string data;      ///< the databases it was trained on, for people
+  /// The longest plan in the training data: the network is not asked about
+  /// longer compositions (it would extrapolate; the strategy composes them
+  /// from measured plans instead).
+  unsigned maxPlanSteps = kPolicyStepCap;
+  std::string data; ///< the databases it was trained on, for people
 };
 
 class Policy {

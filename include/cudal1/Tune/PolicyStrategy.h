@@ -41,11 +41,12 @@ double policyUtility(const PlanScore &score, double explore);
 /// always its first proposal.
 std::unique_ptr<SearchStrategy> makePolicyStrategy(PolicyStrategyOptions options);
 
-/// The plans the policy chooses among: every legal single step (fast-math
-/// excluded) and every ordered pair of compatible steps, in a fixed order,
-/// at most `maxPlans`. Triples are built by the strategy from the best
-/// scored pairs.
-std::vector<std::vector<PlanStep>> policyCandidates(const KernelState &state, unsigned maxPlans);
+/// Plans of the legal space: every distinct legal single step (fast-math
+/// excluded) and, with `pairs`, every ordered pair of compatible ones, in a
+/// fixed order, at most `maxPlans`. The strategy scores the singles, pairs
+/// of the best 24 of them and triples of the best pairs.
+std::vector<std::vector<PlanStep>> policyCandidates(const KernelState &state, unsigned maxPlans,
+                                                    bool pairs = true);
 
 } // namespace cudal1
 

@@ -210,6 +210,50 @@ TEST(Train, LearnsTheRightPlanOfASyntheticTask) {
     right += k.plans[top].text == rightPlan(k.state.name, kind);
   }
   EXPECT_EQ(right, heldOut) << sum->curve;
+
+  // Through the strategy, as --tune would ask it: the heuristic's first
+  // plan (warp-reduce, wrong outside reductions), then the policy's own
+  // greedy choice, which must be the right plan where the heuristic's is not.
+  PolicyStrategyOptions po;
+  po.modelDir = to.outDir;
+  po.temperature = 0;
+  po.explore = 0;
+  po.remark = [](const std::string &r) { ADD_FAILURE() << r; };
+  std::unique_ptr<SearchStrategy> strategy = makePolicyStrategy(po);
+  for (const KernelData &k : ds->kernels) {
+    if (k.split == Split::Train)
+      continue;
+    KernelState st = k.state;
+    for (const MeasuredPlan &p : k.plans)
+      st.steps.push_back(p.steps[0]);
+    std::vector<std::string> proposed;
+    for (int round = 0; round < 2; ++round)
+      for (const Proposal &p : strategy->propose(st, 1)) {
+        proposed.push_back(p.text());
+        st.tried.insert(p.text());
+      }
+    int kind = std::stoi(k.state.name.substr(1)) % 3;
+    ASSERT_EQ(proposed.size(), 2u);
+    EXPECT_EQ(proposed[0], "@" + k.state.name + ": warp-reduce");
+    EXPECT_TRUE(proposed[0] == rightPlan(k.state.name, kind) ||
+                proposed[1] == rightPlan(k.state.name, kind))
+        << k.state.name << ": " << proposed[0] << " then " << proposed[1];
+    // Trained on single steps only, it composes from what this run
+    // measured: the right plan, measured 3x, extended by one more step.
+    Exemplar measured;
+    measured.steps = k.plans[0].steps;
+    for (const MeasuredPlan &p : k.plans)
+      if (p.text == rightPlan(k.state.name, kind))
+        measured.steps = p.steps;
+    measured.outcome = Outcome::Ok;
+    measured.timed = measured.faster = measured.thisRun = true;
+    measured.speedup = 3;
+    st.exemplars.push_back(measured);
+    std::vector<Proposal> next = strategy->propose(st, 1);
+    ASSERT_EQ(next.size(), 1u);
+    EXPECT_EQ(next[0].steps.size(), 2u) << next[0].text();
+    EXPECT_EQ(next[0].text().rfind(rightPlan(k.state.name, kind) + "; ", 0), 0u) << next[0].text();
+  }
   EXPECT_GE(sum->validation.pairAccuracy, 0.8) << sum->curve;
   EXPECT_GE(sum->test.pairAccuracy, 0.8) << sum->curve;
   // The curve was written beside the model.
