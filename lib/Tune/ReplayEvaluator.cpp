@@ -337,6 +337,8 @@ void ReplayEvaluator::capture() {
 std::string ReplayEvaluator::accepts(const Candidate &c) {
   if (c.kernel >= space.kernels.size())
     return "a combination across kernels";
+  if (c.wholeProgram)
+    return "a best plan measured once more as a whole program, for the final choice";
   if (std::string why = whyNotReplayable(c.variant.plan, space.kernels[c.kernel].launches.size());
       !why.empty())
     return why;

@@ -135,6 +135,7 @@ void makeFinal(TuneResult &r, const TuneSpace &space, const TuneRecord &rec) {
   r.finalSpeedup = rec.result.speedup;
   r.finalLo = rec.result.lo;
   r.finalHi = rec.result.hi;
+  r.finalJudge = rec.result.judge;
   r.finalKernels.clear();
   for (KernelBest &b : r.best)
     b.inFinal = false;
@@ -143,10 +144,11 @@ void makeFinal(TuneResult &r, const TuneSpace &space, const TuneRecord &rec) {
       continue;
     r.best[k].plan = part;
     r.best[k].inFinal = true;
-    if (rec.candidate.kernel == k) {
+    if (rec.candidate.kernel == k && !rec.candidate.wholeProgram) {
       r.best[k].speedup = rec.result.speedup;
       r.best[k].lo = rec.result.lo;
       r.best[k].hi = rec.result.hi;
+      r.best[k].judge = rec.result.judge;
     }
     r.finalKernels.push_back(k);
   }
@@ -191,7 +193,8 @@ std::string bestJudge(const TuneResult &r, size_t k, const Plan &plan) {
   if (plan.steps.empty())
     return "";
   for (const TuneRecord &rec : r.records)
-    if (rec.candidate.kernel == k && rec.candidate.variant.plan == plan)
+    if (rec.candidate.kernel == k && rec.candidate.variant.plan == plan &&
+        !rec.candidate.wholeProgram)
       return judgeName(rec.result.judge);
   return "";
 }
@@ -210,7 +213,12 @@ std::string formatSessionSummary(const TuneResult &r) {
     std::string sp =
         plan.empty() ? "-" : llvm::formatv("{0:F3}x [{1:F3}, {2:F3}]", b.speedup, b.lo, b.hi).str();
     std::string judge = bestJudge(r, size_t(&b - r.best.data()), b.plan);
-    if (!judge.empty())
+    if (!judge.empty() && b.judge != Judge::Program && b.haveProgram)
+      judge = "  (" + judge +
+              llvm::formatv("; whole program {0:F3}x [{1:F3}, {2:F3}])", b.programSpeedup,
+                            b.programLo, b.programHi)
+                  .str();
+    else if (!judge.empty())
       judge = "  (" + judge + ")";
     os << llvm::format("%-24s %6u %7u  %-28s %s%s\n", b.kernel.c_str(), b.tried, b.correct,
                        sp.c_str(), plan.empty() ? "(original kept)" : plan.c_str(), judge.c_str());
@@ -228,8 +236,11 @@ std::string formatSessionSummary(const TuneResult &r) {
   else if (r.finalPlan.steps.empty())
     os << "result: no variant was faster; the original is kept\n";
   else
-    os << llvm::formatv("result: {0:F3}x [{1:F3}, {2:F3}] (whole program) with '{3}'\n",
-                        r.finalSpeedup, r.finalLo, r.finalHi, printPlan(r.finalPlan));
+    os << llvm::formatv(
+        "result: {0:F3}x [{1:F3}, {2:F3}] ({3}) with '{4}'\n", r.finalSpeedup, r.finalLo, r.finalHi,
+        r.finalJudge == Judge::Program ? std::string("whole program")
+                                       : "kernel level, " + std::string(judgeName(r.finalJudge)),
+        printPlan(r.finalPlan));
   if (r.check) {
     const ReproCheck &c = *r.check;
     std::string plan = printPlan(c.passed ? r.finalPlan : r.rejectedPlan);

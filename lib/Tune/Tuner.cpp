@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <limits>
 
 namespace cudal1 {
 
@@ -86,9 +87,8 @@ void Tuner::absorb(const std::vector<Candidate> &cands,
   ++result.rounds;
   for (size_t i = 0; i < cands.size() && i < results.size(); ++i) {
     // Ids of absorbed rounds (vNNN) are not given out again.
-    unsigned n;
-    if (std::sscanf(cands[i].id.c_str(), "v%u", &n) == 1)
-      nextId = std::max(nextId, n + 1);
+    if (std::optional<unsigned> n = variantNumber(cands[i].id))
+      nextId = std::max(nextId, *n + 1);
     TuneRecord r;
     r.candidate = cands[i];
     r.candidate.variant.source.clear();
@@ -110,8 +110,10 @@ void Tuner::absorb(const std::vector<Candidate> &cands,
     e.judge = results[i].judge;
     e.thisRun = true;
     states[k].exemplars.push_back(std::move(e));
+    // The kernel's own time and the program's are different quantities.
     if (results[i].timed && results[i].baselineMs > 0)
-      states[k].originalMs = results[i].baselineMs;
+      (results[i].judge == Judge::Program ? states[k].programMs : states[k].originalMs) =
+          results[i].baselineMs;
   }
 }
 
@@ -123,7 +125,8 @@ TuneResult Tuner::summary() const {
     b.kernel = space.kernels[k].name;
     b.key = space.kernels[k].key;
     for (const TuneRecord &r : result.records) {
-      if (r.candidate.kernel != k || r.result.outcome == Outcome::Refused)
+      if (r.candidate.kernel != k || r.result.outcome == Outcome::Refused ||
+          r.candidate.wholeProgram)
         continue;
       ++b.tried;
       if (r.result.outcome != Outcome::Ok)
@@ -136,28 +139,55 @@ TuneResult Tuner::summary() const {
         b.speedup = r.result.speedup;
         b.lo = r.result.lo;
         b.hi = r.result.hi;
+        b.judge = r.result.judge;
       }
+    }
+    // Its whole-program figures: its own when it was judged so, else the
+    // surest of its measurements as a whole program (Candidate::wholeProgram).
+    if (!b.plan.steps.empty() && b.judge == Judge::Program) {
+      b.haveProgram = true;
+      b.programSpeedup = b.speedup;
+      b.programLo = b.lo;
+      b.programHi = b.hi;
+    } else if (!b.plan.steps.empty()) {
+      for (const TuneRecord &r : result.records)
+        if (r.candidate.kernel == k && r.candidate.wholeProgram &&
+            r.candidate.variant.plan == b.plan && r.result.judge == Judge::Program &&
+            r.result.outcome == Outcome::Ok && r.result.faster &&
+            (!b.haveProgram || r.result.lo > b.programLo)) {
+          b.haveProgram = true;
+          b.programSpeedup = r.result.speedup;
+          b.programLo = r.result.lo;
+          b.programHi = r.result.hi;
+        }
     }
     s.best.push_back(b);
   }
-  // The single best plan...
-  KernelBest *top = nullptr;
-  for (KernelBest &b : s.best)
-    if (!b.plan.steps.empty() && (!top || b.lo > top->lo))
-      top = &b;
-  if (!top)
-    return s;
-  s.finalPlan = top->plan;
-  s.finalSpeedup = top->speedup;
-  s.finalLo = top->lo;
-  s.finalHi = top->hi;
-  s.finalKernels = {size_t(top - s.best.data())};
-  // ...unless a verified combination of the current bests is surer. One
-  // whose parts are no longer their kernels' bests (a later round found
-  // better) is history: the build applies the bests.
+  // The final plan, like with like: a kernel-level speedup (replay) says
+  // nothing about the program's time, so options are compared by their
+  // whole-program figures, the surest (highest lower end) first.
+  bool chosen = false;
+  auto choose = [&](const Plan &plan, double speedup, double lo, double hi,
+                    std::vector<size_t> kernels) {
+    if (chosen && lo <= s.finalLo)
+      return;
+    chosen = true;
+    s.finalPlan = plan;
+    s.finalSpeedup = speedup;
+    s.finalLo = lo;
+    s.finalHi = hi;
+    s.finalJudge = Judge::Program;
+    s.finalKernels = std::move(kernels);
+  };
+  for (size_t k = 0; k < s.best.size(); ++k)
+    if (s.best[k].haveProgram)
+      choose(s.best[k].plan, s.best[k].programSpeedup, s.best[k].programLo, s.best[k].programHi,
+             {k});
+  // A verified combination of the current bests. One whose parts are no
+  // longer their kernels' bests (a later round found better) is history:
+  // the build applies the bests.
   for (const TuneRecord &r : result.records) {
-    if (r.candidate.kernel != kCombination || r.result.outcome != Outcome::Ok || !r.result.faster ||
-        r.result.lo <= s.finalLo)
+    if (r.candidate.kernel != kCombination || r.result.outcome != Outcome::Ok || !r.result.faster)
       continue;
     std::map<size_t, Plan> parts = space.partsOf(r.candidate.variant.plan);
     bool current = parts.size() > 1;
@@ -165,17 +195,77 @@ TuneResult Tuner::summary() const {
       current &= s.best[k].plan == part;
     if (!current)
       continue;
-    s.finalPlan = r.candidate.variant.plan;
-    s.finalSpeedup = r.result.speedup;
-    s.finalLo = r.result.lo;
-    s.finalHi = r.result.hi;
-    s.finalKernels.clear();
+    std::vector<size_t> kernels;
     for (const auto &[k, part] : parts)
-      s.finalKernels.push_back(k);
+      kernels.push_back(k);
+    choose(r.candidate.variant.plan, r.result.speedup, r.result.lo, r.result.hi, kernels);
+  }
+  // Nothing has whole-program figures (one kernel tuned by replay): the
+  // single best plan on its own judge's figures; the reproducibility
+  // check measures it as a whole program.
+  if (!chosen) {
+    KernelBest *top = nullptr;
+    for (KernelBest &b : s.best)
+      if (!b.plan.steps.empty() && (!top || b.lo > top->lo))
+        top = &b;
+    if (!top)
+      return s;
+    s.finalPlan = top->plan;
+    s.finalSpeedup = top->speedup;
+    s.finalLo = top->lo;
+    s.finalHi = top->hi;
+    s.finalJudge = top->judge;
+    s.finalKernels = {size_t(top - s.best.data())};
   }
   for (size_t k : s.finalKernels)
     s.best[k].inFinal = true;
   return s;
+}
+
+std::vector<Candidate> Tuner::programLevelBests() {
+  TuneResult s = summary();
+  size_t withBest = 0;
+  for (const KernelBest &b : s.best)
+    withBest += !b.plan.steps.empty();
+  std::vector<Candidate> out;
+  if (withBest < 2)
+    return out; // one kernel: nothing to compare across levels
+  for (size_t k = 0; k < s.best.size(); ++k) {
+    const KernelBest &b = s.best[k];
+    if (b.plan.steps.empty() || b.judge == Judge::Program)
+      continue;
+    const TuneRecord *best = nullptr;
+    bool measured = false;
+    for (const TuneRecord &r : result.records)
+      if (r.candidate.kernel == k && r.candidate.variant.plan == b.plan) {
+        measured |= r.candidate.wholeProgram;
+        if (!r.candidate.wholeProgram)
+          best = &r;
+      }
+    if (measured || !best)
+      continue;
+    llvm::Expected<Variant> v = deriveVariant(input, b.plan);
+    if (!v) {
+      llvm::consumeError(v.takeError()); // it derived when it was measured
+      continue;
+    }
+    Candidate c = best->candidate;
+    c.id = "whole-" + best->candidate.id;
+    c.variant = std::move(*v);
+    c.wholeProgram = true;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::optional<unsigned> variantNumber(llvm::StringRef id) {
+  unsigned n = 0;
+  // getAsInteger fails on anything but digits and on overflow; the id after
+  // it must still be given out, so the largest unsigned is refused too.
+  if (!id.consume_front("v") || id.empty() || id.getAsInteger(10, n) ||
+      n == std::numeric_limits<unsigned>::max())
+    return std::nullopt;
+  return n;
 }
 
 std::optional<Candidate> Tuner::combination(const std::function<void(const std::string &)> &say) {
@@ -244,15 +334,26 @@ llvm::Expected<TuneResult> Tuner::run(VariantEvaluator &ev) {
   }
   result.gpu = ev.gpuName();
 
-  // The per-kernel bests together, verified and timed as one variant.
-  if (opts.combine)
-    if (std::optional<Candidate> c = combination(say)) {
-      say("verifying the combination of the kernels' best plans");
-      llvm::Expected<std::vector<CandidateResult>> res = ev.evaluate({*c});
+  // The per-kernel bests together, verified and timed as one variant, and
+  // in the same evaluation the bests judged by replay as whole programs:
+  // the final choice compares whole-program speedups only.
+  if (opts.combine) {
+    std::vector<Candidate> batch = programLevelBests();
+    if (std::optional<Candidate> c = combination(say))
+      batch.push_back(std::move(*c));
+    if (!batch.empty()) {
+      bool combined = batch.back().kernel == kCombination;
+      size_t singles = batch.size() - (combined ? 1 : 0);
+      say(std::string("measuring as whole programs: ") +
+          (combined ? "the combination of the kernels' best plans" : "") +
+          (combined && singles ? " and " : "") +
+          (singles ? std::to_string(singles) + " best plan(s) judged by replay" : ""));
+      llvm::Expected<std::vector<CandidateResult>> res = ev.evaluate(batch);
       if (!res)
         return res.takeError();
-      absorb({*c}, *res);
+      absorb(batch, *res);
     }
+  }
   return summary();
 }
 

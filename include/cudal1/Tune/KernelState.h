@@ -60,8 +60,12 @@ struct KernelState {
   GpuDescriptor gpu;
   std::vector<std::pair<std::string, double>> features;
   int featureVersion = 0;
-  /// The original's time in this run's measurements, and its floor.
+  /// The original kernel's own time in this run's measurements (replay:
+  /// summed over its captured launches), and its floor.
   std::optional<double> originalMs;
+  /// The original whole program's time in this run's program-level
+  /// measurements: another quantity, never mixed into originalMs.
+  std::optional<double> programMs;
   double floorBytes = 0, floorFlops = 0;
   std::vector<PlanStep> steps; ///< legal steps
   std::vector<Exemplar> exemplars;

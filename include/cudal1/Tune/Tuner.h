@@ -41,14 +41,26 @@ struct Candidate {
   Variant variant;
   std::string strategy;   ///< which strategy proposed it ("" when imported)
   double probability = 1; ///< with which probability it was proposed
+  /// Judged as a whole program whatever its plan: a kernel's best plan
+  /// measured once more so that the final choice compares program-level
+  /// speedups only (Tuner::summary). Not a candidate for the kernel's best.
+  bool wholeProgram = false;
   std::string planText() const { return printPlan(variant.plan); }
 };
+
+/// The number of a variant id `vNNN` (Tuner's ids); none for other ids,
+/// for digits that do not fit an unsigned, and for the largest unsigned
+/// (the next id must exist).
+std::optional<unsigned> variantNumber(llvm::StringRef id);
 
 /// The variant of a plan: derived from the input, links and fast-math from
 /// its steps.
 llvm::Expected<Variant> deriveVariant(const RewriteInput &input, const Plan &plan);
 
-/// What the evaluator says about one candidate.
+/// What the evaluator says about one candidate. Its times and speedup are
+/// of what its judge measured: the kernel's own time over its captured
+/// launches (replay) or the whole program's (Judge::Program); the two are
+/// never compared with each other.
 struct CandidateResult {
   Outcome outcome = Outcome::NotRun;
   Judge judge = Judge::Program;
@@ -88,6 +100,12 @@ struct KernelBest {
   std::string kernel, key;
   Plan plan; ///< empty: keep the original
   double speedup = 1, lo = 1, hi = 1;
+  Judge judge = Judge::Program; ///< who measured speedup, lo, hi
+  /// The plan's whole-program figures, when it was measured as a whole
+  /// program (judged so, or once more for the final choice) and was
+  /// verified and faster there.
+  bool haveProgram = false;
+  double programSpeedup = 1, programLo = 1, programHi = 1;
   unsigned tried = 0, correct = 0;
   /// The plan is part of the final plan: verified and timed together with
   /// the other parts. Only these become the database's best choices, so
@@ -112,6 +130,10 @@ struct TuneResult {
   /// plans, else the single best one; empty when nothing was faster.
   Plan finalPlan;
   double finalSpeedup = 1, finalLo = 1, finalHi = 1;
+  /// Who measured the final figures: Judge::Program (whole program) unless
+  /// no candidate had whole-program figures and a replayed single plan
+  /// was taken on its kernel-level speedup.
+  Judge finalJudge = Judge::Program;
   /// The final plan measured again on its own; when it did not pass, the
   /// final plan is empty and `rejectedPlan` holds what it was.
   std::optional<ReproCheck> check;
@@ -135,9 +157,17 @@ public:
   void absorb(const std::vector<Candidate> &candidates,
               const std::vector<CandidateResult> &results);
   /// The per-kernel bests from what was absorbed so far, and the final
-  /// plan: the best verified combination of current bests, if one beats the
-  /// single best plan, else that.
+  /// plan, chosen like with like (docs/Tuning.md, "Choice"): among the
+  /// options with whole-program figures (a best plan judged as a whole
+  /// program or measured once more so, a verified combination of the
+  /// current bests), the surest; only when none has them, the single best
+  /// plan on its own judge's figures.
   TuneResult summary() const;
+  /// The kernels' best plans judged by replay, as whole-program candidates
+  /// (Candidate::wholeProgram) where at least two kernels have a best and
+  /// the plan was not measured as a whole program yet: what the final
+  /// choice needs to compare a combination with single plans.
+  std::vector<Candidate> programLevelBests();
   /// The kernels' current best plans together, as one more candidate (the
   /// split path puts it in its next bundle); none when fewer than two
   /// combine or this combination was measured already.

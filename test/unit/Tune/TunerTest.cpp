@@ -382,3 +382,140 @@ TEST(Strategy, HeuristicPairsFollowTheSingles) {
   ASSERT_EQ(few.size(), 2u);
   EXPECT_EQ(few[1].text(), "@k: restrict");
 }
+
+namespace {
+/// Plays the judging evaluator of --tune: single-kernel plans are judged by
+/// replay and get their kernel's own speedup (warp-reduce 30x, restrict
+/// 1.5x); whole programs (the combination, and best plans measured once more
+/// as whole programs) get the program's, where the kernels are a share of
+/// the time (warp-reduce 1.3x, restrict 1.05x, both `combined`).
+class LevelsEvaluator : public VariantEvaluator {
+public:
+  double combined = 1.35;
+  std::vector<std::vector<std::string>> batches;
+  llvm::Expected<std::vector<CandidateResult>> evaluate(const std::vector<Candidate> &cs) override {
+    std::vector<CandidateResult> out;
+    batches.emplace_back();
+    for (const Candidate &c : cs) {
+      std::string plan = c.planText();
+      bool program = c.wholeProgram || c.kernel == kCombination;
+      batches.back().push_back((program ? "program: " : "replay: ") + plan);
+      bool warp = plan.find("warp-reduce") != std::string::npos;
+      bool restrict = plan.find("restrict") != std::string::npos;
+      double s = program ? (warp &&restrict ? combined : warp ? 1.3 : 1.05) : (warp ? 30.0 : 1.5);
+      CandidateResult r;
+      r.outcome = Outcome::Ok;
+      r.judge = program ? Judge::Program : Judge::ReplayReference;
+      r.timed = r.faster = true;
+      r.speedup = s;
+      r.lo = s * 0.98;
+      r.hi = s * 1.02;
+      r.timeMs = program ? 10 / s : 1 / s;
+      r.baselineMs = program ? 10 : 1; // the program 10 ms, the kernel 1 ms
+      out.push_back(r);
+    }
+    return out;
+  }
+  std::string gpuName() const override { return "Scripted GPU"; }
+};
+
+llvm::Expected<TuneResult> tuneAtTwoLevels(LevelsEvaluator &ev) {
+  OneStepStrategy st;
+  st.transformOf = {{"scale", "restrict"}, {"sum", "warp-reduce"}};
+  TuneOptions o;
+  o.budget = 4;
+  Tuner t(input(), space(), st, o);
+  llvm::Expected<TuneResult> r = t.run(ev);
+  // The kernel's own time and the program's are kept apart.
+  if (r) {
+    EXPECT_EQ(t.state(1).originalMs, std::optional<double>(1.0));
+    EXPECT_EQ(t.state(1).programMs, std::optional<double>(10.0));
+  }
+  return r;
+}
+} // namespace
+
+// The combination is judged as a whole program; the single plans by replay.
+// Compared like with like, the combination (1.35x as a program) beats the
+// best single plan (30x for its kernel, 1.3x as a program); compared with
+// the kernel-level 30x it was never chosen.
+TEST(Tuner, TheCombinationIsComparedAtProgramLevel) {
+  LevelsEvaluator ev;
+  llvm::Expected<TuneResult> r = tuneAtTwoLevels(ev);
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  ASSERT_EQ(ev.batches.size(), 2u);
+  // The last evaluation: both single bests as whole programs, and the
+  // combination, together.
+  ASSERT_EQ(ev.batches.back().size(), 3u);
+  EXPECT_EQ(ev.batches.back()[0], "program: @scale: restrict");
+  EXPECT_EQ(ev.batches.back()[1], "program: @sum: warp-reduce");
+  EXPECT_EQ(ev.batches.back()[2], "program: @scale: restrict; @sum: warp-reduce");
+  EXPECT_EQ(printPlan(r->finalPlan), "@scale: restrict; @sum: warp-reduce");
+  EXPECT_NEAR(r->finalSpeedup, 1.35, 1e-9);
+  EXPECT_EQ(r->finalJudge, Judge::Program);
+  EXPECT_TRUE(r->best[0].inFinal);
+  EXPECT_TRUE(r->best[1].inFinal);
+  // The kernel's best keeps its replay figures beside its program ones.
+  EXPECT_EQ(r->best[1].judge, Judge::ReplayReference);
+  EXPECT_NEAR(r->best[1].speedup, 30, 1e-9);
+  EXPECT_TRUE(r->best[1].haveProgram);
+  EXPECT_NEAR(r->best[1].programSpeedup, 1.3, 1e-9);
+  EXPECT_EQ(r->best[1].tried, 1u); // the whole-program measurement is not a second plan
+}
+
+// A combination slower as a program than one of its parts: the part wins,
+// on its whole-program figures.
+TEST(Tuner, ASingleBestBeatsAWeakerCombinationAtProgramLevel) {
+  LevelsEvaluator ev;
+  ev.combined = 1.2;
+  llvm::Expected<TuneResult> r = tuneAtTwoLevels(ev);
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  EXPECT_EQ(printPlan(r->finalPlan), "@sum: warp-reduce");
+  EXPECT_NEAR(r->finalSpeedup, 1.3, 1e-9);
+  EXPECT_EQ(r->finalJudge, Judge::Program);
+  EXPECT_FALSE(r->best[0].inFinal);
+  EXPECT_TRUE(r->best[1].inFinal);
+}
+
+// One kernel tuned by replay and nothing measured as a whole program: its
+// kernel-level figures stand, and say so.
+TEST(Tuner, ALoneReplayedPlanKeepsItsKernelLevelFigures) {
+  OneStepStrategy st;
+  st.transformOf = {{"sum", "warp-reduce"}};
+  Tuner t(input(), space(), st, TuneOptions{});
+  LevelsEvaluator ev;
+  llvm::Expected<TuneResult> r = t.run(ev);
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  ASSERT_EQ(ev.batches.size(), 1u); // nothing to compare across kernels
+  EXPECT_EQ(printPlan(r->finalPlan), "@sum: warp-reduce");
+  EXPECT_EQ(r->finalJudge, Judge::ReplayReference);
+  EXPECT_NEAR(r->finalSpeedup, 30, 1e-9);
+}
+
+TEST(Tuner, VariantIdsParseWithoutOverflow) {
+  EXPECT_EQ(variantNumber("v003"), std::optional<unsigned>(3));
+  EXPECT_EQ(variantNumber("v4294967294"), std::optional<unsigned>(4294967294u));
+  // The largest unsigned has no next id; more digits do not fit (sscanf's
+  // %u wrapped them).
+  EXPECT_EQ(variantNumber("v4294967295"), std::nullopt);
+  EXPECT_EQ(variantNumber("v4294967296"), std::nullopt);
+  EXPECT_EQ(variantNumber("v99999999999999999999999"), std::nullopt);
+  for (const char *bad : {"v", "v-1", "v+1", "v12a", "v 1", "combined", "whole-v003", "x003"})
+    EXPECT_EQ(variantNumber(bad), std::nullopt) << bad;
+  // Absorbed ids are not given out again.
+  OneStepStrategy st;
+  st.transformOf = {{"sum", "warp-reduce"}};
+  Tuner t(input(), space(), st, TuneOptions{});
+  Candidate c;
+  c.id = "v120";
+  c.kernel = 0;
+  c.variant.plan = plan("@scale: restrict");
+  CandidateResult res;
+  res.outcome = Outcome::Ok;
+  Candidate big = c;
+  big.id = "v99999999999999999999";
+  t.absorb({c, big}, {res, res});
+  std::vector<Candidate> next = t.proposeRound(1);
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].id, "v121");
+}
