@@ -11,6 +11,10 @@ import sys
 
 build = os.path.abspath(sys.argv[1])
 target = sys.argv[2] if len(sys.argv) > 2 else "check"
+if not os.path.exists(os.path.join(build, "build.ninja")):
+    print(f"{build} is not a Ninja build (scripts/build configures with -G Ninja): "
+          "the dependencies are read from ninja's graph", file=sys.stderr)
+    sys.exit(1)
 
 
 def ninja(*args):
