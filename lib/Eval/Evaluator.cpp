@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -414,9 +415,11 @@ Expected<EvalResults> evaluateBundle(const Bundle &bundle, const EvalOptions &op
       v.details.push_back("speedup above 10x: check the measurement");
   }
   res.wallSeconds = clock.seconds();
+  // Not an `rm -rf` process: std::filesystem (the evaluator is plain C++,
+  // without LLVM) removes symbolic links inside, never what they point to.
   if (!opts.keepWork && opts.workDir.empty()) {
-    std::string cmd = work;
-    runProcess({"rm", "-rf", cmd}, 60);
+    std::error_code ec;
+    std::filesystem::remove_all(work, ec);
   }
   return res;
 }

@@ -212,7 +212,7 @@ ProgramEvaluator::evaluate(const std::vector<Candidate> &cands) {
   o.seed += batch;
   Expected<EvalResults> res = evaluateProgramBundle(*b, o);
   if (!options.keepWork)
-    runProcess({"rm", "-rf", dir}, 60);
+    llvm::sys::fs::remove_directories(dir, /*IgnoreErrors=*/true);
   if (!res.ok())
     return fail(res.error());
   gpu = res->gpu; // the evaluator asked nvidia-smi already

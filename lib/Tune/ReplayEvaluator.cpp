@@ -201,7 +201,7 @@ ReplayEvaluator::ReplayEvaluator(RewriteInput in, TuneSpace sp, ProgramSetup s, 
 
 ReplayEvaluator::~ReplayEvaluator() {
   if (!work.empty() && !options.keepWork)
-    runProcess({"rm", "-rf", work}, 60);
+    llvm::sys::fs::remove_directories(work, /*IgnoreErrors=*/true);
 }
 
 bool ReplayEvaluator::captured() {
