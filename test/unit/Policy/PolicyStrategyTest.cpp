@@ -152,3 +152,33 @@ TEST(PolicyStrategy, WithAModelTheHeuristicsFirstPlanComesFirst) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(PolicyStrategy, AKernelTheModelRefusesGetsTheHeuristicWithOneRemark) {
+  if (!policyBackendAvailable())
+    GTEST_SKIP() << "built without libtorch";
+  TempDir d;
+  KernelState a = kernelState("a", 0, 0), b = kernelState("b", 2, 0.5);
+  auto p = Policy::create(fitSchema({&a, &b}, {{a.steps[0]}}, 1), 16, 1);
+  ASSERT_TRUE(bool(p));
+  ASSERT_FALSE(bool((*p)->save(d.path, false)));
+  std::vector<std::string> remarks;
+  PolicyStrategyOptions o;
+  o.modelDir = d.path;
+  o.remark = [&](const std::string &r) { remarks.push_back(r); };
+  std::unique_ptr<SearchStrategy> s = makePolicyStrategy(o);
+  // Features far outside what the model was trained on.
+  KernelState far = kernelState("far", 1e9, 0);
+  std::unique_ptr<SearchStrategy> h = makeHeuristicStrategy();
+  EXPECT_EQ(run(*s, far, 5), run(*h, far, 5));
+  ASSERT_EQ(remarks.size(), 1u);
+  EXPECT_NE(remarks[0].find("kernel 'far': 'kernel.atomics' is"), std::string::npos) << remarks[0];
+  EXPECT_NE(remarks[0].find("the heuristic proposes for it instead"), std::string::npos);
+  // Another kernel is still the policy's.
+  std::vector<std::string> mine = run(*s, a, 3);
+  EXPECT_EQ(remarks.size(), 1u);
+  EXPECT_EQ(mine.size(), 3u);
+}
+
+} // namespace
