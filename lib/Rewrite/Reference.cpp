@@ -1450,7 +1450,10 @@ static __global__ void leaveKernel(float *cur, const double *wide, const float *
     if (__float_as_uint(cur[i]) != __float_as_uint(s))
       continue;
     double w = wide[i];
-    bool same = isnan(w) ? isnan(s) : __float_as_uint(__double2float_rn(w)) == __float_as_uint(s);
+    // NaN by its bits: no math header, no fast-math assumption.
+    bool nanW = (__double_as_longlong(w) & 0x7fffffffffffffffLL) > 0x7ff0000000000000LL;
+    bool nanS = (__float_as_uint(s) & 0x7fffffffu) > 0x7f800000u;
+    bool same = nanW ? nanS : __float_as_uint(__double2float_rn(w)) == __float_as_uint(s);
     if (!same)
       cur[i] = __double2float_rn(w);
   }
