@@ -435,6 +435,11 @@ Expected<TrainSummary> trainPolicy(const Dataset &data, const TrainOptions &o) {
     os << formatv("{0} {1:F5} {2:F5} {3:F3} {4:F3} {5:F3} {6:F3}\n", p.epoch, p.trainLoss,
                   p.validationLoss, p.trainPairAccuracy, p.validationPairAccuracy, p.trainTop1,
                   p.validationTop1);
+  for (const policynet::CurvePoint &p : curve)
+    if (p.selected)
+      os << "# kept: epoch " << p.epoch
+         << (sum.validationKernels ? " (lowest validation loss)\n"
+                                   : " (the last; no validation split)\n");
   for (auto [name, s] : {std::pair{"train", &sum.train}, std::pair{"validation", &sum.validation},
                          std::pair{"test", &sum.test}})
     os << formatv("# final {0}: {1} kernels, {2} non-tied pairs, pair accuracy {3:F3}, top-1 "

@@ -51,6 +51,9 @@ struct TrainConfig {
   double rankWeight = 1, imitationWeight = 0.5, regressionWeight = 0.5, verifyWeight = 0.5;
   double contextFraction = 0.5; ///< at most this share of a group is context
   unsigned evalEvery = 10;      ///< curve points every N epochs
+  /// Keep the parameters of the curve point with the lowest validation
+  /// loss (early stopping chosen on validation, never on test).
+  bool selectOnValidation = true;
 };
 
 struct CurvePoint {
@@ -58,6 +61,7 @@ struct CurvePoint {
   double trainLoss = 0, validationLoss = 0;
   double trainPairAccuracy = 0, validationPairAccuracy = 0;
   double trainTop1 = 0, validationTop1 = 0; ///< share of kernels whose top plan is the best
+  bool selected = false;                    ///< the parameters kept at the end
 };
 
 class Network {

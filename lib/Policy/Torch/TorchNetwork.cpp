@@ -160,6 +160,9 @@ public:
       torch::optim::Adam opt(net->parameters(), torch::optim::AdamOptions(tc.learningRate));
       std::vector<size_t> order(trainSet.size());
       std::iota(order.begin(), order.end(), 0);
+      std::vector<torch::Tensor> best;
+      double bestLoss = 0;
+      size_t bestPoint = 0;
       for (unsigned epoch = 1; epoch <= tc.epochs; ++epoch) {
         net->train();
         std::shuffle(order.begin(), order.end(), rng);
@@ -189,7 +192,25 @@ public:
           evaluate(trainSet, tc, pt.trainLoss, pt.trainPairAccuracy, pt.trainTop1);
           evaluate(validation, tc, pt.validationLoss, pt.validationPairAccuracy, pt.validationTop1);
           curve.push_back(pt);
+          if (tc.selectOnValidation && !validation.empty() &&
+              (best.empty() || pt.validationLoss < bestLoss)) {
+            torch::NoGradGuard ng;
+            best.clear();
+            for (const torch::Tensor &p : net->parameters())
+              best.push_back(p.detach().clone());
+            bestLoss = pt.validationLoss;
+            bestPoint = curve.size() - 1;
+          }
         }
+      }
+      if (!best.empty()) {
+        torch::NoGradGuard ng;
+        std::vector<torch::Tensor> params = net->parameters();
+        for (size_t i = 0; i < params.size(); ++i)
+          params[i].copy_(best[i]);
+        curve[bestPoint].selected = true;
+      } else if (!curve.empty()) {
+        curve.back().selected = true;
       }
       net->eval();
     });

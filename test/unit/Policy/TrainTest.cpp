@@ -262,6 +262,7 @@ TEST(Train, LearnsTheRightPlanOfASyntheticTask) {
   text << curve.rdbuf();
   EXPECT_EQ(text.str(), sum->curve);
   EXPECT_NE(sum->curve.find("# final test:"), std::string::npos);
+  EXPECT_NE(sum->curve.find("(lowest validation loss)"), std::string::npos);
 
   // Deterministic: the same seed trains the same weights, bit for bit.
   TrainOptions again = to;
