@@ -658,3 +658,27 @@ TEST(ProgramEval, UnusableReferenceFallsBack) {
   EXPECT_TRUE(said);
   runProcess({"rm", "-rf", dir}, 30);
 }
+
+// A roundoff-amplifying program (the LU without pivoting, whose
+// triangular solve was unrolled): last-bit changes grow past any fixed
+// tolerance, but the original's own error against the double reference
+// grows with them, so the unrolled variant passes and a wrong one does not.
+TEST(ReferenceRule, AmplifiedRoundoffIsJudgedByTheOriginalsOwnError) {
+  std::vector<std::string> ref = {"x[0]=1.23450 x[1]=-0.98760 residual=3.1e-04"};
+  std::vector<std::vector<std::string>> orig = {{"x[0]=1.24010 x[1]=-0.99310 residual=9.8e-04"}};
+  std::vector<std::string> unrolled = {"x[0]=1.22990 x[1]=-0.98120 residual=7.7e-04"};
+  std::vector<std::string> mm;
+  // 0.01 from the original: a fixed 1e-4 tolerance rejects it...
+  EXPECT_FALSE(compareWithOriginalRuns(orig[0], {}, unrolled, 1e-4, 0, mm));
+  mm.clear();
+  // ...the reference rule does not: each number is within 4x the original's error.
+  EXPECT_TRUE(compareWithReference(ref, orig, unrolled, ReferenceRule{}, mm))
+      << (mm.empty() ? "" : mm[0]);
+  // Ten times the original's error in one number is wrong.
+  EXPECT_FALSE(compareWithReference(ref, orig, {"x[0]=1.29050 x[1]=-0.98120 residual=7.7e-04"},
+                                    ReferenceRule{}, mm));
+  ASSERT_EQ(mm.size(), 1u);
+  EXPECT_NE(mm[0].find("line 1 number 2: expected 1.23450 (reference program), got 1.29050"),
+            std::string::npos)
+      << mm[0];
+}
