@@ -5,6 +5,7 @@
 #include "Torch/Network.h"
 
 #include "cudal1/Support/AtomicFile.h"
+#include "cudal1/Tune/Strategy.h"
 #include "cudal1/TuneDB/TuneDB.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -317,36 +318,46 @@ std::string nowUtc() {
 
 } // namespace
 
-Expected<SplitScore> evaluatePolicy(const Policy &policy, const Dataset &data, Split split) {
+double heuristicPlanScore(const std::vector<PlanStep> &steps) {
+  // The heuristic's order: singles by rank, then compositions (which it
+  // tries after the singles) by their ranks' sum.
+  double sum = 0;
+  for (const PlanStep &s : steps)
+    sum += heuristicRank(s);
+  return steps.size() <= 1 ? -sum : -(1000.0 * double(steps.size() - 1) + sum);
+}
+
+Expected<SplitScore> evaluateRanking(const Dataset &data, Split split, const RankFn &rank) {
   SplitScore s;
-  unsigned correct = 0, withBest = 0, hits = 0;
+  double correct = 0;
+  unsigned withBest = 0, hits = 0;
   for (const KernelData &k : data.kernels) {
     if (k.split != split)
       continue;
-    std::vector<Plan> plans;
     std::vector<const MeasuredPlan *> timed;
     for (const MeasuredPlan &p : k.plans)
-      if (p.timed) {
-        plans.push_back(Plan{p.steps});
+      if (p.timed)
         timed.push_back(&p);
-      }
     ++s.kernels;
     if (timed.empty())
       continue;
-    Expected<std::vector<PlanScore>> sc = policy.score(k.state, plans);
+    bool refused = false;
+    Expected<std::vector<double>> sc = rank(k, timed, refused);
     if (!sc)
       return sc.takeError();
+    s.refused += refused;
     size_t best = 0, top = 0;
     for (size_t i = 0; i < timed.size(); ++i) {
       if (timed[i]->logSpeedup > timed[best]->logSpeedup)
         best = i;
-      if ((*sc)[i].logSpeedup > (*sc)[top].logSpeedup)
+      if ((*sc)[i] > (*sc)[top])
         top = i;
       for (size_t j = 0; j < timed.size(); ++j) {
         double tie = std::max({timed[i]->noise, timed[j]->noise, 1e-3});
         if (timed[i]->logSpeedup - timed[j]->logSpeedup > tie) {
           ++s.pairs;
-          correct += (*sc)[i].logSpeedup > (*sc)[j].logSpeedup;
+          // A predicted tie is half right (the heuristic ties often).
+          correct += (*sc)[i] > (*sc)[j] ? 1 : (*sc)[i] == (*sc)[j] ? 0.5 : 0;
         }
       }
     }
@@ -360,9 +371,44 @@ Expected<SplitScore> evaluatePolicy(const Policy &policy, const Dataset &data, S
       hits += top == best;
     }
   }
-  s.pairAccuracy = s.pairs ? double(correct) / s.pairs : 0;
+  s.pairAccuracy = s.pairs ? correct / s.pairs : 0;
   s.top1 = withBest ? double(hits) / withBest : 0;
   return s;
+}
+
+Expected<SplitScore> evaluateHeuristic(const Dataset &data, Split split) {
+  return evaluateRanking(data, split,
+                         [](const KernelData &, const std::vector<const MeasuredPlan *> &plans,
+                            bool &) -> Expected<std::vector<double>> {
+                           std::vector<double> out;
+                           for (const MeasuredPlan *p : plans)
+                             out.push_back(heuristicPlanScore(p->steps));
+                           return out;
+                         });
+}
+
+Expected<SplitScore> evaluatePolicy(const Policy &policy, const Dataset &data, Split split) {
+  return evaluateRanking(data, split,
+                         [&](const KernelData &k, const std::vector<const MeasuredPlan *> &plans,
+                             bool &refused) -> Expected<std::vector<double>> {
+                           std::vector<Plan> ps;
+                           for (const MeasuredPlan *p : plans)
+                             ps.push_back(Plan{p->steps});
+                           std::vector<double> out;
+                           Expected<std::vector<PlanScore>> sc = policy.score(k.state, ps);
+                           if (!sc) {
+                             // The strategy falls back to the heuristic here, and so does its
+                             // score.
+                             consumeError(sc.takeError());
+                             refused = true;
+                             for (const MeasuredPlan *p : plans)
+                               out.push_back(heuristicPlanScore(p->steps));
+                             return out;
+                           }
+                           for (const PlanScore &x : *sc)
+                             out.push_back(x.logSpeedup);
+                           return out;
+                         });
 }
 
 Expected<TrainSummary> trainPolicy(const Dataset &data, const TrainOptions &o) {

@@ -38,6 +38,9 @@ cl::opt<std::string> splits("splits", cl::value_desc("dir"), cl::cat(cat),
                             cl::desc("Fixed splits by program name (bench/splits)"));
 cl::opt<bool> listSplits("list-splits", cl::cat(cat),
                          cl::desc("Print each kernel's program and split, and train nothing"));
+cl::opt<std::string> evaluate("evaluate", cl::value_desc("model-dir"), cl::cat(cat),
+                              cl::desc("Score a model's ranking per split beside the heuristic's, "
+                                       "and train nothing"));
 } // namespace
 
 int main(int argc, char **argv) {
@@ -70,6 +73,27 @@ int main(int argc, char **argv) {
     for (const cudal1::KernelData &k : data->kernels)
       outs() << cudal1::splitName(k.split) << "\t" << k.program << "\t" << k.state.name << "\t"
              << k.state.key << "\t" << k.state.gpu.name << "\n";
+    return 0;
+  }
+  if (!evaluate.empty()) {
+    Expected<std::unique_ptr<cudal1::Policy>> model = cudal1::Policy::load(evaluate);
+    if (!model)
+      return fail(model.takeError());
+    outs() << "| split | kernels | non-tied pairs | policy pair accuracy | heuristic pair accuracy "
+              "| policy top-1 | heuristic top-1 | kernels refused |\n"
+              "|---|---|---|---|---|---|---|---|\n";
+    for (cudal1::Split sp :
+         {cudal1::Split::Train, cudal1::Split::Validation, cudal1::Split::Test}) {
+      Expected<cudal1::SplitScore> p = cudal1::evaluatePolicy(**model, *data, sp);
+      if (!p)
+        return fail(p.takeError());
+      Expected<cudal1::SplitScore> h = cudal1::evaluateHeuristic(*data, sp);
+      if (!h)
+        return fail(h.takeError());
+      outs() << formatv("| {0} | {1} | {2} | {3:F3} | {4:F3} | {5:F3} | {6:F3} | {7} |\n",
+                        cudal1::splitName(sp), p->kernels, p->pairs, p->pairAccuracy,
+                        h->pairAccuracy, p->top1, h->top1, p->refused);
+    }
     return 0;
   }
   if (outDir.empty())

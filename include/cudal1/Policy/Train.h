@@ -10,6 +10,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -89,6 +90,7 @@ struct TrainOptions {
 
 struct SplitScore {
   unsigned kernels = 0, pairs = 0;
+  unsigned refused = 0; ///< kernels the model refused (scored as the heuristic would)
   double pairAccuracy = 0, top1 = 0;
 };
 
@@ -102,9 +104,19 @@ struct TrainSummary {
 /// the curve. Deterministic for a seed.
 llvm::Expected<TrainSummary> trainPolicy(const Dataset &data, const TrainOptions &options);
 
-/// Pairwise accuracy on non-tied pairs and the share of kernels (with a
-/// clear best) whose top-scored plan is the best measured.
+/// Scores a kernel's timed plans (higher: expected faster); may set
+/// `refused` when it stood in for a model that refused the kernel.
+using RankFn = std::function<llvm::Expected<std::vector<double>>(
+    const KernelData &, const std::vector<const MeasuredPlan *> &, bool &refused)>;
+/// Pairwise accuracy on non-tied pairs (a predicted tie counts half) and the
+/// share of kernels (with a clear best) whose top-scored plan is the best
+/// measured, on the timed plans of a split.
+llvm::Expected<SplitScore> evaluateRanking(const Dataset &data, Split split, const RankFn &rank);
+/// The policy's ranking; a kernel it refuses is ranked as the heuristic
+/// would (as the strategy then proposes).
 llvm::Expected<SplitScore> evaluatePolicy(const Policy &policy, const Dataset &data, Split split);
+/// The heuristic's order: singles by heuristicRank, compositions after them.
+llvm::Expected<SplitScore> evaluateHeuristic(const Dataset &data, Split split);
 
 } // namespace cudal1
 

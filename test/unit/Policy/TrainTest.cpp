@@ -287,3 +287,56 @@ TEST(Train, NothingToTrainOnIsAnError) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(Train, RankingScoresCountPairsTiesAndTheTopPlan) {
+  Dataset ds;
+  KernelData k;
+  k.state.name = "k";
+  auto plan = [](const char *transform, double y, bool timed) {
+    MeasuredPlan p;
+    PlanStep s;
+    s.scope.kernel = "k";
+    s.transform = transform;
+    p.steps = {s};
+    p.timed = timed;
+    p.outcome = Outcome::Ok;
+    p.logSpeedup = y;
+    p.noise = 0.01;
+    return p;
+  };
+  // Measured: warp-reduce > coalesce > restrict; unroll within the noise of
+  // restrict (no pair); vectorize not timed (ignored).
+  k.plans = {plan("restrict", 0.0, true), plan("warp-reduce", 0.5, true),
+             plan("coalesce", 0.2, true), plan("unroll", 0.005, true),
+             plan("vectorize", 0.9, false)};
+  ds.kernels.push_back(k);
+  RankFn byTable = [](const KernelData &, const std::vector<const MeasuredPlan *> &ps,
+                      bool &) -> llvm::Expected<std::vector<double>> {
+    std::vector<double> out;
+    for (const MeasuredPlan *p : ps) // coalesce and warp-reduce tied, restrict last
+      out.push_back(p->steps[0].transform == "restrict" ? 0 : 1);
+    return out;
+  };
+  auto s = evaluateRanking(ds, Split::Train, byTable);
+  ASSERT_TRUE(bool(s));
+  // Non-tied pairs: w>c, w>r, w>u, c>r, c>u: 5. Scores: w=c=u=1, r=0, so
+  // w>r and c>r are right, w>c, w>u and c>u are predicted ties (half each).
+  EXPECT_EQ(s->pairs, 5u);
+  EXPECT_DOUBLE_EQ(s->pairAccuracy, (1 + 1 + 0.5 + 0.5 + 0.5) / 5);
+  EXPECT_EQ(s->kernels, 1u);
+  // The top plan is the first of the highest scores: warp-reduce, the best.
+  EXPECT_DOUBLE_EQ(s->top1, 1.0);
+  // The heuristic ranks warp-reduce first, coalesce before restrict and unroll.
+  auto h = evaluateHeuristic(ds, Split::Train);
+  ASSERT_TRUE(bool(h));
+  EXPECT_DOUBLE_EQ(h->pairAccuracy, 1.0);
+  EXPECT_DOUBLE_EQ(h->top1, 1.0);
+  auto none = evaluateHeuristic(ds, Split::Test);
+  ASSERT_TRUE(bool(none));
+  EXPECT_EQ(none->kernels, 0u);
+  EXPECT_EQ(none->pairs, 0u);
+}
+
+} // namespace
