@@ -71,6 +71,15 @@ llvm::json::Value siteJson(const LegalSite &s) {
   }
   if (!s.notRewritable.empty())
     o["not_rewritable"] = s.notRewritable;
+  if (!s.fixedLoops.empty()) {
+    llvm::json::Array loops;
+    for (const LegalLoop &l : s.fixedLoops)
+      loops.push_back(llvm::json::Object{{"id", l.id},
+                                         {"kind", l.kind},
+                                         {"location", l.location},
+                                         {"not_rewritable", l.notRewritable}});
+    o["fixed_loops"] = std::move(loops);
+  }
   o["transforms"] = transformsJson(s);
   return o;
 }
@@ -85,6 +94,9 @@ llvm::json::Array sitesJson(const std::vector<LegalSite> &sites) {
 void printTransforms(llvm::raw_ostream &os, const LegalSite &site) {
   if (!site.notRewritable.empty())
     os << "  (not rewritable: " << site.notRewritable << ")\n";
+  for (const LegalLoop &l : site.fixedLoops)
+    os << "  loop " << l.id << " (" << l.kind << ")  " << l.location
+       << "  (not rewritable: " << l.notRewritable << ")\n";
   for (const LegalTransform &t : site.transforms) {
     if (!t.legal) {
       os << "  - " << t.name << ": " << t.reason << "\n";
@@ -118,6 +130,12 @@ std::string cudal1::printLegalSpaceJson(const LegalSpace &space) {
                           {"loops", sitesJson(space.loops)},
                           {"syncs", sitesJson(space.syncs)},
                           {"copies", sitesJson(space.copies)}};
+  if (!space.unlistedHostLoops.empty()) {
+    llvm::json::Array ids;
+    for (unsigned id : space.unlistedHostLoops)
+      ids.push_back(id);
+    root["unlisted_host_loops"] = std::move(ids);
+  }
   std::string out;
   llvm::raw_string_ostream os(out);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
@@ -149,6 +167,22 @@ std::string cudal1::printLegalSpaceText(const LegalSpace &space) {
   for (const LegalSite &s : space.copies) {
     os << "copy #" << s.scope.copy << " " << s.call << "  " << s.location << "\n";
     printTransforms(os, s);
+  }
+  // Host loop ids count every host loop of the unit (headers included):
+  // say which ids the listing skips, as ranges.
+  const std::vector<unsigned> &u = space.unlistedHostLoops;
+  if (!u.empty()) {
+    os << "host loops launching no kernel (not listed):";
+    for (size_t i = 0; i < u.size();) {
+      size_t j = i;
+      while (j + 1 < u.size() && u[j + 1] == u[j] + 1)
+        ++j;
+      os << " #" << u[i];
+      if (j > i)
+        os << "-#" << u[j];
+      i = j + 1;
+    }
+    os << "\n";
   }
   return out;
 }

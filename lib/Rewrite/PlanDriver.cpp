@@ -12,6 +12,7 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
 #include "clang/Rewrite/Core/Rewriter.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -139,6 +140,34 @@ std::string outsideMainFile(const ProgramModel &m, Target t) {
     return "the kernel is defined in " + m.kernels[t.kernel].pos.file +
            " (a header); cudal1 rewrites only the file it is given";
   return "";
+}
+
+/// The loops of kernel k that no rewrite can reach, with the reason: all of
+/// a kernel defined in a header; a loop whose `for` a macro writes (the
+/// rewrites edit the file's text, not macro expansions).
+std::vector<LegalLoop> fixedLoops(ParsedUnit &unit, unsigned k) {
+  const Kernel &kernel = unit.model().kernels[k];
+  const clang::SourceManager &sm = unit.ast().getSourceManager();
+  std::vector<LegalLoop> out;
+  for (const KernelLoop &l : kernel.loops) {
+    LegalLoop ll{l.id, l.kind, l.pos.str(), ""};
+    clang::SourceLocation at = unit.loopStmt(k, l.id)->getBeginLoc();
+    if (kernel.fromHeader) {
+      ll.notRewritable = "in " + l.pos.file + " (a header)";
+    } else if (at.isMacroID()) {
+      llvm::StringRef macro = clang::Lexer::getImmediateMacroName(at, sm, unit.ast().getLangOpts());
+      clang::PresumedLoc spelled = sm.getPresumedLoc(sm.getSpellingLoc(at));
+      ll.notRewritable = "written by macro " + macro.str();
+      if (spelled.isValid())
+        ll.notRewritable += " (" + std::string(spelled.getFilename()) + ":" +
+                            std::to_string(spelled.getLine()) + ")";
+      ll.notRewritable += "; cudal1 does not edit macro expansions";
+    } else {
+      continue;
+    }
+    out.push_back(std::move(ll));
+  }
+  return out;
 }
 
 std::string targetName(const ProgramModel &m, Target t) {
@@ -368,6 +397,7 @@ llvm::Expected<LegalSpace> cudal1::legalSpace(ParsedUnit &unit) {
     s.kernelName = m.kernels[k].name;
     s.kernelKey = m.kernels[k].key;
     s.location = m.kernels[k].pos.str();
+    s.fixedLoops = fixedLoops(unit, k);
     space.kernels.push_back(fill(std::move(s), {k, -1}, Level::Kernel));
   }
   for (const LaunchSite &l : m.launches) {
@@ -384,8 +414,10 @@ llvm::Expected<LegalSpace> cudal1::legalSpace(ParsedUnit &unit) {
   }
   // Host loops that launch kernels, and host synchronizations.
   for (const HostLoop &hl : m.hostLoops) {
-    if (hl.launches.empty())
+    if (hl.launches.empty()) {
+      space.unlistedHostLoops.push_back(hl.id);
       continue;
+    }
     Target tg;
     tg.loop = hl.id;
     LegalSite s;

@@ -28,6 +28,15 @@ struct LegalTransform {
   std::vector<std::string> links; ///< libraries a variant must link
 };
 
+/// A loop of a kernel that no rewrite can edit (`loop=ID` values skip it),
+/// listed so that its id is accounted for.
+struct LegalLoop {
+  unsigned id = 0;
+  std::string kind;     ///< for | while | do
+  std::string location; ///< file:line:col, where the user reads it
+  std::string notRewritable;
+};
+
 /// A place where transforms apply. `scope` is how a plan names it.
 struct LegalSite {
   Transform::Level level = Transform::Level::Kernel;
@@ -40,12 +49,18 @@ struct LegalSite {
   std::vector<unsigned> launches; ///< host loops: the launch ids inside
   /// Why nothing here can be rewritten (a header); transforms are empty then.
   std::string notRewritable;
+  /// Kernels: the loops no rewrite can edit (in a header, or written by a
+  /// macro), each with the reason.
+  std::vector<LegalLoop> fixedLoops;
   std::vector<LegalTransform> transforms;
 };
 
 struct LegalSpace {
   std::string file;
   std::vector<LegalSite> kernels, launches, loops, syncs, copies;
+  /// Host loops that launch no kernel (not targets, so not listed); host
+  /// loop ids count every host loop of the unit, headers included.
+  std::vector<unsigned> unlistedHostLoops;
 };
 
 /// Asks every registered pass about every site of the unit.
