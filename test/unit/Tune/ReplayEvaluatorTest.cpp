@@ -220,3 +220,25 @@ TEST(JudgeMode, Parses) {
 }
 
 } // namespace
+
+// A kernel's best plan measured once more as a whole program, for the final
+// choice (Tuner::programLevelBests), goes to the program judge whatever its
+// plan (a kernel plan would otherwise be replayed).
+TEST(ReplayEvaluator, AWholeProgramMeasurementIsNeverReplayed) {
+  std::string file = std::string(CUDAL1_SOURCE_DIR) + "/test/cudal1-opt/Inputs/tune-me.cu";
+  std::ifstream in(file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  RewriteInput input{file, ss.str(), {"-x", "cuda", "--cuda-gpu-arch=sm_90", "-nocudainc"}};
+  TuneSpace space;
+  TuneKernel k;
+  k.key = "sum";
+  k.name = "sum";
+  space.kernels.push_back(k);
+  ReplayOptions o;
+  o.evalExecutable = "/nonexistent/cudal1-eval";
+  ReplayEvaluator r(input, space, ProgramSetup{}, o);
+  Candidate c = cand("whole-v001", 0, "@sum: warp-reduce");
+  c.wholeProgram = true;
+  EXPECT_NE(r.accepts(c).find("as a whole program"), std::string::npos) << r.accepts(c);
+}
