@@ -18,6 +18,7 @@
 #include "Unroll.h"
 #include "Vectorize.h"
 #include "WarpReduce.h"
+#include "WarpRows.h"
 
 using namespace cudal1;
 
@@ -42,6 +43,7 @@ const std::vector<std::unique_ptr<Transform>> &cudal1::allTransforms() {
     v.push_back(std::make_unique<Unroll>());
     v.push_back(std::make_unique<Vectorize>());
     v.push_back(std::make_unique<WarpReduce>());
+    v.push_back(std::make_unique<WarpRows>());
     return v;
   }();
   return all;

@@ -278,11 +278,15 @@ llvm::Expected<std::string> cudal1::applyPlan(const RewriteInput &in, const Plan
         return stepError(step, i, llvm::toString(std::move(e)));
     // 3. Only the main file may change.
     for (auto it = rewriter.buffer_begin(); it != rewriter.buffer_end(); ++it)
-      if (it->first != sm.getMainFileID())
+      if (it->first != sm.getMainFileID()) {
+        // A buffer without a file is a macro's scratch space or a builtin.
+        auto entry = sm.getFileEntryRefForID(it->first);
         return stepError(step, i,
                          "the rewrite would change " +
-                             sm.getFileEntryRefForID(it->first)->getName().str() +
-                             " (a header); cudal1 rewrites only the file it is given");
+                             (entry ? entry->getName().str() + " (a header)"
+                                    : std::string("a buffer that is not a file")) +
+                             "; cudal1 rewrites only the file it is given");
+      }
     if (const clang::RewriteBuffer *buf = rewriter.getRewriteBufferFor(sm.getMainFileID()))
       text = std::string(buf->begin(), buf->end());
   }
