@@ -153,3 +153,22 @@ llvm::Error LaunchConfig::apply(TransformContext &ctx, Target t, const PlanStep 
   ctx.rewriter.ReplaceText(CharSourceRange::getTokenRange(bs->getSourceRange()), newBlock);
   return llvm::Error::success();
 }
+
+bool LaunchConfig::remapLaunch(const PlanStep &step, uint64_t grid[3], uint64_t block[3]) const {
+  // The same threads in blocks of the new shape: each dimension's grid
+  // grows or shrinks to cover what the old grid covered.
+  std::optional<std::string> b = step.param("block");
+  if (!b)
+    return false;
+  llvm::SmallVector<llvm::StringRef, 3> parts;
+  llvm::StringRef(*b).split(parts, 'x');
+  uint64_t nb[3] = {1, 1, 1};
+  for (size_t d = 0; d < parts.size() && d < 3; ++d)
+    if (parts[d].getAsInteger(10, nb[d]) || nb[d] == 0)
+      return false;
+  for (int d = 0; d < 3; ++d) {
+    grid[d] = (grid[d] * block[d] + nb[d] - 1) / nb[d];
+    block[d] = nb[d];
+  }
+  return true;
+}

@@ -12,6 +12,8 @@ using namespace cudal1;
 
 Transform::~Transform() = default;
 
+bool Transform::remapLaunch(const PlanStep &, uint64_t[3], uint64_t[3]) const { return false; }
+
 std::string Transform::checkParams(TransformContext &ctx, Target t, const PlanStep &step) const {
   // By default every parameter must be one the space offers.
   std::vector<ParamSpace> sp = space(ctx, t);

@@ -35,21 +35,6 @@ Status writeText(const std::string &path, const std::string &text) {
 /// streams and library rewrite host code around the launch.
 bool launchConfigOnly(llvm::StringRef name) { return name == "launch-config" || name == "coarsen"; }
 
-std::vector<unsigned> dims(const std::string &text) {
-  std::vector<unsigned> out;
-  size_t i = 0;
-  while (i <= text.size()) {
-    size_t x = text.find('x', i);
-    std::string part = text.substr(i, x == std::string::npos ? std::string::npos : x - i);
-    out.push_back(unsigned(std::strtoul(part.c_str(), nullptr, 10)));
-    if (x == std::string::npos)
-      break;
-    i = x + 1;
-  }
-  out.resize(3, 1);
-  return out;
-}
-
 std::string findEval(const ReplayOptions &o) {
   if (!o.evalExecutable.empty())
     return o.evalExecutable;
@@ -128,30 +113,13 @@ std::string whyNotReplayable(const Plan &plan, size_t launchSites) {
 }
 
 LaunchOverride replayLaunch(const Plan &plan, const CapturedLaunch &c) {
+  // Each step says what it does to a launch's shape (Transform::remapLaunch).
   LaunchOverride o;
   uint64_t grid[3] = {c.grid[0], c.grid[1], c.grid[2]};
   uint64_t block[3] = {c.block[0], c.block[1], c.block[2]};
-  for (const PlanStep &s : plan.steps) {
-    if (s.transform == "launch-config") {
-      std::optional<std::string> b = s.param("block");
-      if (!b)
-        continue;
-      std::vector<unsigned> nb = dims(*b);
-      for (int d = 0; d < 3; ++d) {
-        uint64_t n = std::max(1u, nb[d]);
-        grid[d] = (grid[d] * block[d] + n - 1) / n;
-        block[d] = n;
-      }
-      o.hasGrid = o.hasBlock = true;
-    } else if (s.transform == "coarsen") {
-      unsigned f = s.uintParam("factor", 1, 1u << 20).value_or(1);
-      grid[0] = (grid[0] + f - 1) / f;
+  for (const PlanStep &s : plan.steps)
+    if (const Transform *t = findTransform(s.transform); t && t->remapLaunch(s, grid, block))
       o.hasGrid = true;
-      if (!o.hasBlock)
-        for (int d = 0; d < 3; ++d)
-          o.block[d] = uint32_t(block[d]);
-    }
-  }
   for (int d = 0; d < 3; ++d) {
     o.grid[d] = uint32_t(grid[d]);
     o.block[d] = uint32_t(block[d]);

@@ -259,8 +259,8 @@ std::string formatSessionSummary(const TuneResult &r) {
   for (size_t k = 0; k < r.best.size(); ++k)
     replayed |= bestJudge(r, k, r.best[k].plan).rfind("replay", 0) == 0;
   if (replayed)
-    os << "speedups judged by replay (replay-reference, replay-fallback) are of the kernel's "
-          "own time over its captured launches; the others of the whole program's\n";
+    os << "speedups judged by replay (replay-double-reference, replay-fallback) are of the "
+          "kernel's own time over its captured launches; the others of the whole program's\n";
   else
     os << "speedups are of the whole program's measured time with the plan applied\n";
   return text;

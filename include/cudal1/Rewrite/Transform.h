@@ -11,6 +11,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -105,6 +106,11 @@ public:
   virtual std::string checkParams(TransformContext &ctx, Target t, const PlanStep &step) const;
   /// Edits through ctx.rewriter. Only called after legality and checkParams passed.
   virtual llvm::Error apply(TransformContext &ctx, Target t, const PlanStep &step) const = 0;
+  /// The grid and block (x, y, z) that a launch of the original made with
+  /// `grid` and `block` has once this step is applied: how replay re-launches
+  /// a captured launch for the variant. Returns false (and changes nothing)
+  /// when the step keeps the launch as it is, the default.
+  virtual bool remapLaunch(const PlanStep &step, uint64_t grid[3], uint64_t block[3]) const;
 };
 
 /// All registered passes, in alphabetical order (defined in passes/AllPasses.cpp;

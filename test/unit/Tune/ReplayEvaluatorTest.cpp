@@ -55,6 +55,16 @@ TEST(ReplayEvaluator, LaunchOverrideFollowsThePass) {
   ASSERT_TRUE(co.hasGrid && co.hasBlock);
   EXPECT_EQ(co.grid[0], (4096u + 2) / 3);
   EXPECT_EQ(co.block[0], 256u);
+  // warp-rows: LANES threads per original thread, in blocks of 256, 1-D.
+  CapturedLaunch c2 = c;
+  c2.grid[1] = 3;
+  c2.block[1] = 2;
+  LaunchOverride wr = replayLaunch(plan("@k: warp-rows(lanes=8)"), c2);
+  ASSERT_TRUE(wr.hasGrid && wr.hasBlock);
+  EXPECT_EQ(wr.grid[0], 4096u * 256u * 8u / 256u);
+  EXPECT_EQ(wr.grid[1], 3u);
+  EXPECT_EQ(wr.block[0], 256u);
+  EXPECT_EQ(wr.block[1], 1u);
   LaunchOverride both =
       replayLaunch(plan("@k: launch-config(block=32x8); @k: coarsen(factor=2)"), c);
   EXPECT_EQ(both.block[0], 32u);
