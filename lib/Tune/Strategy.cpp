@@ -141,6 +141,11 @@ int heuristicRank(const PlanStep &s) {
   // memory access shape, then instruction-level and launch shape tweaks.
   if (t == "warp-reduce")
     return 0;
+  if (t == "warp-rows") // offered only where row loops read strided across threads
+    return 5 + (paramOf(s, "lanes") == "32"   ? 0
+                : paramOf(s, "lanes") == "16" ? 1
+                : paramOf(s, "lanes") == "8"  ? 2
+                                              : 3);
   if (t == "tile-shared")
     return paramOf(s, "tile") == "32" ? 10 : 11;
   if (t == "coalesce")
