@@ -21,21 +21,30 @@ bool EncodingSchema::operator==(const EncodingSchema &o) const {
 }
 
 std::vector<std::pair<std::string, double>> rawStateInputs(const KernelState &s) {
+  // What is unknown is left out rather than given as 0, and encodes as the
+  // training mean: an original not yet timed, a floor not computed, a GPU
+  // known only by name must not look like a 0 ms kernel on a 0-SM GPU.
   std::vector<std::pair<std::string, double>> out;
   for (const auto &[name, value] : s.features)
     out.emplace_back("kernel." + name, value);
   out.emplace_back("kernel.host", s.host ? 1 : 0);
+  auto known = [&](const char *name, double v) {
+    if (v > 0)
+      out.emplace_back(name, v);
+  };
   const GpuDescriptor &g = s.gpu;
-  out.emplace_back("gpu.sm_count", g.smCount);
-  out.emplace_back("gpu.mem_bandwidth_gbs", g.memBandwidthGBs);
-  out.emplace_back("gpu.l2_bytes", g.l2Bytes);
-  out.emplace_back("gpu.shared_per_sm_bytes", g.sharedPerSmBytes);
-  out.emplace_back("gpu.registers_per_sm", g.registersPerSm);
-  out.emplace_back("gpu.compute_capability", g.computeMajor * 10 + g.computeMinor);
-  out.emplace_back("time.has_original", s.originalMs ? 1 : 0);
-  out.emplace_back("time.original_us", s.originalMs ? *s.originalMs * 1000 : 0);
-  out.emplace_back("time.floor_bytes", s.floorBytes);
-  out.emplace_back("time.floor_flops", s.floorFlops);
+  known("gpu.sm_count", g.smCount);
+  known("gpu.mem_bandwidth_gbs", g.memBandwidthGBs);
+  known("gpu.l2_bytes", g.l2Bytes);
+  known("gpu.shared_per_sm_bytes", g.sharedPerSmBytes);
+  known("gpu.registers_per_sm", g.registersPerSm);
+  known("gpu.compute_capability", g.computeMajor * 10 + g.computeMinor);
+  // The original kernel's time (replay) and its program's (a whole-program
+  // judge): different quantities, so two inputs.
+  known("time.original_us", s.originalMs ? *s.originalMs * 1000 : 0);
+  known("time.program_us", s.programMs ? *s.programMs * 1000 : 0);
+  known("time.floor_bytes", s.floorBytes);
+  known("time.floor_flops", s.floorFlops);
   return out;
 }
 
@@ -55,7 +64,7 @@ EncodingSchema fitSchema(const std::vector<const KernelState *> &states,
       ++counts[name];
     }
   for (const auto &[name, sum] : sums) {
-    double n = states.size(); // a kernel without the input counts as 0
+    double n = counts[name]; // over the kernels that have the input
     double mean = sum.first / n;
     double var = std::max(0.0, sum.second / n - mean * mean);
     schema.stateNames.push_back(name);
@@ -94,8 +103,8 @@ std::vector<float> encodeState(const EncodingSchema &schema, const KernelState &
     *worst = {"", 0};
   for (unsigned i = 0; i < schema.stateDim(); ++i) {
     auto it = raw.find(schema.stateNames[i]);
-    double v = it == raw.end() ? 0.0 : signedLog(it->second);
-    double z = (v - schema.stateMean[i]) / schema.stateStd[i];
+    double z = it == raw.end() ? 0.0 // unknown: the training mean
+                               : (signedLog(it->second) - schema.stateMean[i]) / schema.stateStd[i];
     if (worst && std::fabs(z) > std::fabs(worst->second))
       *worst = {schema.stateNames[i], z};
     out[i] = float(z);

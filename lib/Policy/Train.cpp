@@ -127,7 +127,7 @@ struct Accum {
   std::map<std::string, MeasuredPlan> plans;
   std::map<std::string, double> logSum;
   std::map<std::string, unsigned> timedCount;
-  std::vector<double> baselines;
+  std::vector<double> baselines, programBaselines; ///< by the judge that timed them
 };
 
 /// Copies made to migrate older databases, removed at the end.
@@ -187,11 +187,11 @@ Expected<Dataset> loadDataset(const std::vector<std::string> &databases, int fea
       groups.join("kernel:" + m.kernelKey, "session:" + path + "#" + m.session);
       if (auto named = split.sessionPrograms.find(session); named != split.sessionPrograms.end())
         groups.join("session:" + path + "#" + m.session, "program:" + named->second);
-      if (countPlanSteps(m.plan) == 0) {
-        if (m.baselineMs)
-          byKernel[{m.kernelKey, m.gpu.name}].baselines.push_back(*m.baselineMs);
+      Accum &acc = byKernel[{m.kernelKey, m.gpu.name}];
+      if (m.baselineMs) // the kernel's own time by replay, else the program's
+        (m.judge == "program" ? acc.programBaselines : acc.baselines).push_back(*m.baselineMs);
+      if (countPlanSteps(m.plan) == 0)
         return Error::success(); // the original: the baseline, not a candidate
-      }
       Expected<Plan> plan = parsePlan(m.plan);
       if (!plan) {
         consumeError(plan.takeError());
@@ -207,8 +207,6 @@ Expected<Dataset> loadDataset(const std::vector<std::string> &databases, int fea
         a.data.state.host = m.kernelName == "(host)" || StringRef(m.kernelKey).starts_with("host:");
         a.data.state.gpu = describeGpu(m.gpu.name, m.gpu.arch);
       }
-      if (m.baselineMs)
-        a.baselines.push_back(*m.baselineMs);
       if (!features.count(m.kernelKey)) {
         Expected<std::optional<KernelFeatures>> f = db->features(m.kernelKey, featureVersion);
         if (!f)
@@ -263,10 +261,14 @@ Expected<Dataset> loadDataset(const std::vector<std::string> &databases, int fea
       kd.state.features = f->second->features;
       kd.state.featureVersion = f->second->featureVersion;
     }
-    if (!a.baselines.empty()) {
-      std::sort(a.baselines.begin(), a.baselines.end());
-      kd.state.originalMs = a.baselines[a.baselines.size() / 2];
-    }
+    auto median = [](std::vector<double> &v) -> std::optional<double> {
+      if (v.empty())
+        return std::nullopt;
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    kd.state.originalMs = median(a.baselines);
+    kd.state.programMs = median(a.programBaselines);
     for (auto &[text, p] : a.plans) {
       if (p.timed) // the mean log over the plan's timed measurements
         p.logSpeedup = a.logSum[text] / double(a.timedCount[text]);

@@ -33,9 +33,9 @@ struct EncodingSchema {
   int encodingVersion = kEncodingVersion;
   int featureVersion = 0; ///< the analysis features' version it was fitted on
   unsigned stepCap = kPolicyStepCap;
-  /// State inputs by name ("kernel.loops", "gpu.sm_count", "time.log_original_ms")
-  /// with the mean and standard deviation of their signed log on the
-  /// training split.
+  /// State inputs by name ("kernel.loops", "gpu.sm_count", "time.original_us")
+  /// with the mean and standard deviation of their signed log over the
+  /// training split's kernels that have them.
   std::vector<std::string> stateNames;
   std::vector<double> stateMean, stateStd;
   /// Transform vocabulary (slot 0 of the one-hot is "unknown").
@@ -58,7 +58,8 @@ struct EncodingSchema {
 };
 
 /// The state's raw inputs by name, before normalization: the kernel's
-/// analysis features, the GPU's descriptor, the original's time and floor.
+/// analysis features, the GPU's descriptor, the original's time and floor;
+/// unknown ones (zero figures, no original time) are left out.
 std::vector<std::pair<std::string, double>> rawStateInputs(const KernelState &state);
 
 /// sign(x) * log1p(|x|): counts and byte sizes over many orders of magnitude.

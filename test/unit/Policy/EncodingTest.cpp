@@ -81,6 +81,16 @@ TEST(Encoding, StateValuesAreNormalizedSignedLogs) {
   ASSERT_LT(sm, s.stateNames.size());
   EXPECT_EQ(s.stateStd[sm], 1.0);
   EXPECT_EQ(z[sm], 0.0f);
+  // Unknown inputs (no original time yet, a GPU known by name only) are the
+  // training mean, not a 0 ms kernel on a 0-SM GPU.
+  KernelState untimed = ks[1];
+  untimed.originalMs.reset();
+  untimed.gpu = describeGpu("Some Future GPU", "");
+  std::pair<std::string, double> w;
+  std::vector<float> zu = encodeState(s, untimed, &w);
+  EXPECT_EQ(zu[indexOf(s.stateNames, "time.original_us")], 0.0f);
+  EXPECT_EQ(zu[sm], 0.0f);
+  EXPECT_EQ(w.first, "kernel.atomics"); // the largest |z| is a real input's
   // Far outside the range: the worst input is named.
   KernelState far = ks[1];
   far.features[0].second = 1e9;
