@@ -446,6 +446,16 @@ std::vector<std::string> cudal1::userArgsFromCompileCommand(const tooling::Compi
   std::vector<std::string> out;
   const auto &cl = cmd.CommandLine;
   std::string fileName = llvm::sys::path::filename(cmd.Filename).str();
+  // The entry's relative include paths are relative to its directory; the
+  // parse (and a bundle's build) runs elsewhere.
+  auto inDirectory = [&](llvm::StringRef p, bool mustExist) {
+    if (p.empty() || cmd.Directory.empty() || llvm::sys::path::is_absolute(p))
+      return p.str();
+    llvm::SmallString<256> a(cmd.Directory);
+    llvm::sys::path::append(a, p);
+    llvm::sys::path::remove_dots(a, /*remove_dot_dot=*/true);
+    return mustExist && !llvm::sys::fs::exists(a) ? p.str() : std::string(a);
+  };
   for (size_t i = 1; i < cl.size(); ++i) {
     const std::string &a = cl[i];
     if (a == "-o" || a == "-MF" || a == "-MT" || a == "-MQ") {
@@ -455,7 +465,20 @@ std::vector<std::string> cudal1::userArgsFromCompileCommand(const tooling::Compi
     if (a == "-c" || a == "--" || a == cmd.Filename ||
         (!a.empty() && a[0] != '-' && llvm::sys::path::filename(a) == fileName))
       continue;
+    llvm::StringRef ar(a);
+    bool joined = false;
+    for (llvm::StringRef flag : {"-isystem", "-iquote", "-idirafter", "-I"})
+      if (ar.starts_with(flag) && ar.size() > flag.size()) {
+        out.push_back(flag.str() + inDirectory(ar.drop_front(flag.size()), false));
+        joined = true;
+        break;
+      }
+    if (joined)
+      continue;
     out.push_back(a);
+    if ((a == "-I" || a == "-isystem" || a == "-iquote" || a == "-idirafter" || a == "-include") &&
+        i + 1 < cl.size())
+      out.push_back(inDirectory(cl[++i], /*mustExist=*/a == "-include"));
   }
   return out;
 }

@@ -64,4 +64,21 @@ TEST(CompileFlagsTest, AnalysisArgsAddLanguageArchAndToolchain) {
   EXPECT_FALSE(has(b, "--cuda-gpu-arch=sm_90"));
 }
 
+TEST(CompileFlagsTest, BuildFlagsKeepPreprocessorFlagsWithAbsolutePaths) {
+  std::vector<std::string> args = analysisArgs(
+      {"-I", "inc", "-Isub/../other", "-DX=1", "-D", "Y", "-UZ", "-isystem", "sys", "-iquote",
+       "/abs/q", "-include", "missing-pre.h", "-std=c++17", "-O2", "-Wall", "-fgpu-rdc"},
+      nullptr);
+  std::vector<std::string> f = buildFlagsOf(args, "/work/dir");
+  std::vector<std::string> want = {
+      "-I/work/dir/inc", "-I/work/dir/other", "-DX=1",    "-DY",           "-UZ",       "-isystem",
+      "/work/dir/sys",   "-I/abs/q",          "-include", "missing-pre.h", "-std=c++17"};
+  EXPECT_EQ(f, want);
+  // None of cudal1's own toolchain flags (the stub include directory, the
+  // CUDA path, the resource directory) leak into a build command.
+  for (const std::string &t : cudaToolchainArgs())
+    if (t != "-isystem")
+      EXPECT_FALSE(has(f, t)) << t;
+}
+
 } // namespace
