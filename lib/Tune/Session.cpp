@@ -305,7 +305,7 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
     owned = makeStrategy(o.strategy, o.seed);
     if (!owned)
       return failed(SessionStatus::UsageError,
-                    "--strategy=" + o.strategy + ": expected 'heuristic' or 'random'");
+                    "--strategy=" + o.strategy + ": expected 'heuristic', 'random' or 'policy'");
     strategy = owned.get();
   }
 
