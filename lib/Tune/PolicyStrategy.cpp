@@ -153,11 +153,20 @@ public:
       if (opts.temperature <= 0) {
         pick = size_t(std::max_element(u.begin(), u.end()) - u.begin());
       } else {
-        std::vector<double> w(cands.size(), 0);
-        double sum = 0;
+        // Sampled among the top B only: over hundreds of candidates of
+        // similar utility a softmax is close to uniform, i.e. random search.
+        std::vector<size_t> order;
         for (size_t i = 0; i < cands.size(); ++i)
           if (u[i] > -INFINITY)
-            sum += w[i] = std::exp((u[i] - best) / opts.temperature);
+            order.push_back(i);
+        size_t b = std::min<size_t>(order.size(), std::max(1u, opts.topB));
+        std::partial_sort(order.begin(), order.begin() + b, order.end(), [&](size_t x, size_t y) {
+          return u[x] > u[y] || (u[x] == u[y] && x < y);
+        });
+        std::vector<double> w(cands.size(), 0);
+        double sum = 0;
+        for (size_t j = 0; j < b; ++j)
+          sum += w[order[j]] = std::exp((u[order[j]] - best) / opts.temperature);
         // A uniform draw mapped through the weights: std::discrete_distribution
         // is not specified bit for bit across standard libraries.
         double r = double(rng() >> 11) * 0x1.0p-53 * sum, acc = 0;

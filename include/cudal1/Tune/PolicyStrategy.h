@@ -17,8 +17,10 @@ namespace cudal1 {
 struct PolicyStrategyOptions {
   std::string modelDir; ///< empty: defaultPolicyModelDir()
   uint64_t seed = 1;
-  /// Softmax temperature over the candidates' utilities; 0 is greedy.
+  /// Softmax temperature over the utilities of the top `topB` candidates;
+  /// 0 is greedy.
   double temperature = 0.3;
+  unsigned topB = 16;
   /// Weight of the predicted uncertainty in the utility (optimism).
   double explore = 0.5;
   /// Subtracted per proposal already made with the same transforms (other

@@ -182,3 +182,41 @@ TEST(PolicyStrategy, AKernelTheModelRefusesGetsTheHeuristicWithOneRemark) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(PolicyStrategy, SamplesOnlyAmongTheTopB) {
+  if (!policyBackendAvailable())
+    GTEST_SKIP() << "built without libtorch";
+  TempDir d;
+  KernelState a = kernelState("a", 0, 0), b = kernelState("b", 2, 0.5);
+  auto p = Policy::create(fitSchema({&a, &b}, {{a.steps[0]}}, 1), 16, 2);
+  ASSERT_TRUE(bool(p));
+  ASSERT_FALSE(bool((*p)->save(d.path, false)));
+  auto make = [&](double temperature, unsigned topB) {
+    PolicyStrategyOptions o;
+    o.modelDir = d.path;
+    o.temperature = temperature;
+    o.topB = topB;
+    return makePolicyStrategy(o);
+  };
+  // A top 1 at any temperature is the greedy choice, with probability 1.
+  auto greedy = make(0, 16), hot = make(100, 1);
+  KernelState k = a;
+  for (int round = 0; round < 6; ++round) {
+    std::vector<Proposal> g = greedy->propose(k, 1), h = hot->propose(k, 1);
+    ASSERT_EQ(g.size(), 1u);
+    ASSERT_EQ(h.size(), 1u);
+    EXPECT_EQ(g[0].text(), h[0].text()) << round;
+    EXPECT_EQ(h[0].probability, 1.0);
+    k.tried.insert(g[0].text());
+  }
+  // Hot over the top 4: each drawn with probability near 1/4, never below.
+  auto four = make(1e6, 4);
+  KernelState k2 = a;
+  four->propose(k2, 1); // the heuristic's first
+  for (const Proposal &x : four->propose(k2, 3))
+    EXPECT_NEAR(x.probability, 0.25, 0.01) << x.text();
+}
+
+} // namespace
