@@ -310,6 +310,9 @@ ApplyResult derive(const RewriteInput &in, StringRef arch, StringRef gpuName,
 Expected<ApplyResult> applyBestPlans(const RewriteInput &in, const ApplyOptions &o) {
   ApplyResult r;
   r.source = in.code;
+  if (o.checkArgs)
+    if (Error e = checkClangArgs(in.file, in.args))
+      return std::move(e);
 
   // 1. The database, read once and closed again before anything else (a
   //    bounded derivation forks, and a child may not share a connection).

@@ -15,6 +15,7 @@
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendAction.h"
 #include "clang/Frontend/TextDiagnosticPrinter.h"
+#include "clang/Frontend/Utils.h"
 #include "clang/Lex/Preprocessor.h"
 #include "clang/Tooling/CompilationDatabase.h"
 #include "clang/Tooling/Tooling.h"
@@ -608,6 +609,33 @@ private:
 } // namespace
 
 ParsedUnit::~ParsedUnit() = default;
+
+llvm::Error cudal1::checkClangArgs(const std::string &file, const std::vector<std::string> &args) {
+  ParseDiagnostics seen(quietParses);
+  IntrusiveRefCntPtr<DiagnosticsEngine> engine = CompilerInstance::createDiagnostics(
+      new DiagnosticOptions(), &seen, /*ShouldOwnClient=*/false);
+  // Errors only: the -W flags are not applied here (the parse that may
+  // follow prints its warnings as the flags say).
+  engine->setIgnoreAllWarnings(true);
+  // As a parse would see them (tooling's syntax-only command line).
+  std::vector<std::string> words = {"clang-tool", "-fsyntax-only"};
+  words.insert(words.end(), args.begin(), args.end());
+  words.push_back(file);
+  std::vector<const char *> argv;
+  for (const std::string &w : words)
+    argv.push_back(w.c_str());
+  CreateInvocationOptions opts;
+  opts.Diags = engine;
+  opts.ProbePrecompiled = false;
+  std::shared_ptr<CompilerInvocation> ci = createInvocation(argv, opts);
+  if (!ci || seen.getNumErrors())
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        quietParses ? "clang rejected the arguments for '%s'"
+                    : "clang rejected the arguments for '%s' (see the errors above)",
+        file.c_str());
+  return llvm::Error::success();
+}
 ASTContext &ParsedUnit::ast() { return unit->getASTContext(); }
 
 llvm::Expected<std::unique_ptr<ParsedUnit>>

@@ -223,6 +223,7 @@ class CudaL1Action : public PluginASTAction {
         }
       } else {
         cudal1::ApplyOptions ao;
+        ao.checkArgs = false; // this compile's own arguments
         ao.dbPath = opts.db;
         ao.gpuArch = opts.arch;
         ao.gpuName = opts.gpu;

@@ -32,6 +32,11 @@ struct ApplyOptions {
   /// the derivation runs in a child process (fork), which also keeps a
   /// crash in it from ending the caller. 0: no budget, in this process.
   unsigned budgetMs = 0;
+  /// Refuse arguments clang rejects (checkClangArgs) even when no plan could
+  /// apply and nothing is parsed: `--apply -- --frobnicate` is an error,
+  /// not "no plan". The plugin turns it off: its arguments are those of the
+  /// compile it runs in.
+  bool checkArgs = true;
 };
 
 struct AppliedPlan {

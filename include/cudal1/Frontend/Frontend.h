@@ -27,6 +27,13 @@ std::vector<std::string> userArgsFromCompileCommand(const clang::tooling::Compil
 llvm::Expected<ProgramModel> buildProgramModel(const std::string &file,
                                                const std::vector<std::string> &clangArgs);
 
+/// Whether clang accepts `clangArgs` (see analysisArgs) for `file`, without
+/// parsing it: the driver and the compiler-invocation checks only (an
+/// unknown flag, a bad -std=). Clang's diagnostics go to stderr (unless
+/// QuietParses); for modes that may not parse at all (--apply on a file no
+/// tuned plan names), so that flag errors are errors there too.
+llvm::Error checkClangArgs(const std::string &file, const std::vector<std::string> &clangArgs);
+
 /// The directory host-code keys are relative to: the nearest ancestor of
 /// `file` (symbolic links resolved) that holds a `.git` entry, else the
 /// file's own directory. The tuner and the plugin find the same root from

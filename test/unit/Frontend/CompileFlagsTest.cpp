@@ -1,5 +1,11 @@
 // nvcc → clang flag translation.
 #include "cudal1/Frontend/CompileFlags.h"
+#include "cudal1/Frontend/Frontend.h"
+#include "cudal1/Frontend/ParsedUnit.h"
+
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
 
 #include <algorithm>
 #include <gtest/gtest.h>
@@ -79,6 +85,21 @@ TEST(CompileFlagsTest, BuildFlagsKeepPreprocessorFlagsWithAbsolutePaths) {
   for (const std::string &t : cudaToolchainArgs())
     if (t != "-isystem")
       EXPECT_FALSE(has(f, t)) << t;
+}
+
+TEST(CompileFlagsTest, CheckClangArgsRefusesWhatTheDriverRejects) {
+  llvm::SmallString<128> file;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("check-args", "cu", file));
+  auto cleanup = llvm::make_scope_exit([&] { llvm::sys::fs::remove(file); });
+  QuietParses quiet;
+  std::string f(file);
+  EXPECT_FALSE(llvm::errorToBool(checkClangArgs(f, analysisArgs({"-DX=1", "-Iinc"}, nullptr))));
+  for (std::vector<std::string> bad :
+       {std::vector<std::string>{"--frobnicate"}, std::vector<std::string>{"-std=c++99x"}}) {
+    llvm::Error e = checkClangArgs(f, analysisArgs(bad, nullptr));
+    ASSERT_TRUE(bool(e)) << bad[0];
+    EXPECT_NE(llvm::toString(std::move(e)).find("clang rejected the arguments"), std::string::npos);
+  }
 }
 
 } // namespace
