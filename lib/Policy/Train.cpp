@@ -285,6 +285,52 @@ Expected<Dataset> loadDataset(const std::vector<std::string> &databases, int fea
   return ds;
 }
 
+Error exportMerged(const std::vector<std::string> &databases, const std::string &out,
+                   int featureVersion, unsigned &measurements) {
+  measurements = 0;
+  if (sys::fs::exists(out))
+    return createStringError(inconvertibleErrorCode(),
+                             "'" + out + "' exists: the export writes a new database");
+  Temporaries temporaries;
+  // Read everything first: a failing input leaves no half-written output.
+  std::vector<Measurement> all;
+  std::map<std::string, KernelFeatures> features;
+  for (const std::string &path : databases) {
+    Expected<TuneDB> db = openForReading(path, temporaries);
+    if (!db)
+      return db.takeError();
+    std::set<std::string> keys;
+    if (Error e = db->forEachMeasurement([&](const Measurement &m) {
+          all.push_back(m);
+          keys.insert(m.kernelKey);
+          return Error::success();
+        }))
+      return e;
+    for (const std::string &key : keys) {
+      if (features.count(key))
+        continue;
+      Expected<std::optional<KernelFeatures>> f = db->features(key, featureVersion);
+      if (!f)
+        return f.takeError();
+      if (*f)
+        features[key] = std::move(**f);
+    }
+  }
+  Expected<TuneDB> db = TuneDB::open(out);
+  if (!db)
+    return db.takeError();
+  for (Measurement &m : all)
+    m.id = 0;
+  Expected<std::vector<int64_t>> ids = db->recordMeasurements(all);
+  if (!ids)
+    return ids.takeError();
+  for (const auto &[key, f] : features)
+    if (Error e = db->recordFeatures(f))
+      return e;
+  measurements = unsigned(all.size());
+  return Error::success();
+}
+
 namespace {
 
 policynet::TrainGroup groupOf(const EncodingSchema &schema, const KernelData &k) {

@@ -41,6 +41,10 @@ cl::opt<bool> listSplits("list-splits", cl::cat(cat),
 cl::opt<std::string> evaluate("evaluate", cl::value_desc("model-dir"), cl::cat(cat),
                               cl::desc("Score a model's ranking per split beside the heuristic's, "
                                        "and train nothing"));
+cl::opt<std::string> exportTo("export", cl::value_desc("new.db"), cl::cat(cat),
+                              cl::desc("Write every measurement and feature of the databases into "
+                                       "one new database of this cudal1's schema, and train "
+                                       "nothing"));
 } // namespace
 
 int main(int argc, char **argv) {
@@ -54,6 +58,14 @@ int main(int argc, char **argv) {
   if (validation + test > 100)
     return fail(createStringError(inconvertibleErrorCode(),
                                   "--validation-percent plus --test-percent exceed 100"));
+  if (!exportTo.empty()) {
+    unsigned n = 0;
+    if (Error e = cudal1::exportMerged(std::vector<std::string>(databases.begin(), databases.end()),
+                                       exportTo, cudal1::featureVersion, n))
+      return fail(std::move(e));
+    outs() << "cudal1-train: exported " << n << " measurements into " << exportTo << "\n";
+    return 0;
+  }
   cudal1::SplitOptions so;
   so.validationPercent = validation;
   so.testPercent = test;

@@ -78,6 +78,13 @@ llvm::Error readProgramSplits(const std::string &dir, SplitOptions &options);
 llvm::Expected<Dataset> loadDataset(const std::vector<std::string> &databases, int featureVersion,
                                     const SplitOptions &split);
 
+/// Writes one new database (this cudal1's schema) holding every measurement
+/// of `databases`, in order, and the kernels' features at `featureVersion`;
+/// inputs of older schemas are migrated in temporary copies. Refuses an
+/// existing `out`. Best choices are not copied: they belong to a user's builds.
+llvm::Error exportMerged(const std::vector<std::string> &databases, const std::string &out,
+                         int featureVersion, unsigned &measurements);
+
 struct TrainOptions {
   std::string outDir;
   bool overwrite = false;
