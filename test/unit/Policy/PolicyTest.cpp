@@ -4,8 +4,8 @@
 // which the first test checks).
 #include "cudal1/Policy/Policy.h"
 
-#include "../../../lib/Policy/Torch/Network.h"
 #include "PolicyTestUtil.h"
+#include "Torch/Network.h" // lib/Policy: the network behind Policy (tests only)
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"

@@ -5,7 +5,7 @@
 #include "cudal1/Policy/Train.h"
 #include "cudal1/Tune/PolicyStrategy.h"
 
-#include "../../../lib/Policy/Torch/Network.h"
+#include "Torch/Network.h" // lib/Policy: the network behind Policy (tests only)
 
 #include "cudal1/TuneDB/TuneDB.h"
 
