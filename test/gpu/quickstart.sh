@@ -40,7 +40,7 @@ if [ -n "$opt" ] && [ -x "$opt" ]; then
   # CUDAL1_QUICKSTART_REPLAY=0 to check the rest of this script.
   if [ "${CUDAL1_QUICKSTART_REPLAY:-1}" != 0 ]; then
     ss=$(grep -E '^sum_squares ' "$work/tune.log" | head -1)
-    echo "$ss" | grep -q 'warp-reduce.*(replay-double-reference)' ||
+    echo "$ss" | grep -q 'warp-reduce.*(replay-double-reference' ||
       fail "sum_squares: warp-reduce was not taken by replay against the double reference: $ss"
     sp=$(echo "$ss" | awk '{print $4}' | tr -d x)
     awk -v s="$sp" 'BEGIN { exit !(s > 5) }' || fail "sum_squares: warp-reduce only ${sp}x at kernel level"
