@@ -102,6 +102,20 @@ Tokens tokenize(const std::string &line) {
   return t;
 }
 
+/// Line `l` of each run that has the shape of `like` (same text between the
+/// numbers, as many numbers): the runs a number's spread is taken over.
+std::vector<Tokens> sameShapeLines(const std::vector<std::vector<std::string>> &runs, size_t l,
+                                   const Tokens &like) {
+  std::vector<Tokens> out;
+  for (const std::vector<std::string> &run : runs)
+    if (l < run.size()) {
+      Tokens t = tokenize(run[l]);
+      if (t.skeleton == like.skeleton && t.numbers.size() == like.numbers.size())
+        out.push_back(std::move(t));
+    }
+  return out;
+}
+
 bool looksIntegral(const std::string &s) {
   return s.find_first_of(".eEnNiIxX") == std::string::npos;
 }
@@ -184,13 +198,7 @@ bool compareWithOriginalRuns(const std::vector<std::string> &first,
       continue;
     }
     // The other runs of the original with this line's shape.
-    std::vector<Tokens> runs;
-    for (const std::vector<std::string> &other : others)
-      if (l < other.size()) {
-        Tokens t = tokenize(other[l]);
-        if (t.skeleton == o.skeleton && t.numbers.size() == o.numbers.size())
-          runs.push_back(std::move(t));
-      }
+    std::vector<Tokens> runs = sameShapeLines(others, l, o);
     for (size_t k = 0; k < o.numbers.size(); ++k) {
       double x = std::strtod(o.numbers[k].c_str(), nullptr);
       double y = std::strtod(v.numbers[k].c_str(), nullptr);
@@ -260,13 +268,7 @@ bool compareWithReference(const std::vector<std::string> &reference,
           "'");
       continue;
     }
-    std::vector<Tokens> runs;
-    for (const std::vector<std::string> &o : originalRuns)
-      if (l < o.size()) {
-        Tokens t = tokenize(o[l]);
-        if (t.skeleton == r.skeleton && t.numbers.size() == r.numbers.size())
-          runs.push_back(std::move(t));
-      }
+    std::vector<Tokens> runs = sameShapeLines(originalRuns, l, r);
     for (size_t k = 0; k < r.numbers.size(); ++k) {
       double x = std::strtod(r.numbers[k].c_str(), nullptr);
       double y = std::strtod(v.numbers[k].c_str(), nullptr);
