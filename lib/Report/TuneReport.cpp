@@ -27,7 +27,7 @@ ReportVariant toReportVariant(const TuneRecord &rec) {
     v.judge = "program";
     break;
   case Judge::ReplayReference:
-    v.judge = "replay-reference";
+    v.judge = "replay-double-reference"; // as the database spells it (judgeName)
     break;
   case Judge::ReplayFallback:
     v.judge = "replay-fallback";

@@ -26,7 +26,7 @@ struct ReportVariant {
   std::vector<double> samplesMs;      ///< empty: the results carry none
   unsigned batch = 0;                 ///< the evaluation it ran in
   std::string detail;                 ///< first message, if any
-  /// Who judged it: program, replay-reference, replay-fallback (issue 15);
+  /// Who judged it: program, replay-double-reference, replay-fallback (issue 15);
   /// replayed times are the kernel's own over its captured launches.
   std::string judge;
 };

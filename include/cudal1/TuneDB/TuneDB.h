@@ -104,7 +104,7 @@ struct TuneDBStats {
   int64_t kernels = 0, plans = 0, variants = 0, measurements = 0, best = 0;
   int64_t bestOriginal = 0; ///< best choices of the empty plan: tuned, kept as is
   std::vector<std::pair<std::string, int64_t>> measurementsByOutcome;
-  /// Which judge gave them (program, replay-reference, replay-fallback);
+  /// Which judge gave them (program, replay-double-reference, replay-fallback);
   /// empty for a database from before the judge column.
   std::vector<std::pair<std::string, int64_t>> measurementsByJudge;
   struct PerGpu {
