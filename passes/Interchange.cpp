@@ -33,15 +33,6 @@ const VarDecl *counterOf(const ForStmt *fs) {
   return dyn_cast<VarDecl>(ds->getSingleDecl());
 }
 
-bool refersTo(const Stmt *s, const VarDecl *v) {
-  bool found = false;
-  forEachStmt(s, [&](const Stmt *c) {
-    if (auto *dre = dyn_cast<DeclRefExpr>(c); dre && dre->getDecl() == v)
-      found = true;
-  });
-  return found;
-}
-
 const ParmVarDecl *pointerParam(const Expr *e) {
   auto *dre = dyn_cast<DeclRefExpr>(e->IgnoreParenImpCasts());
   auto *p = dre ? dyn_cast<ParmVarDecl>(dre->getDecl()) : nullptr;

@@ -7,6 +7,7 @@
 // LANES times the threads, in blocks of 256.
 #include "WarpRows.h"
 #include "cudal1/Rewrite/GridStrideLoop.h"
+#include "cudal1/Rewrite/HostCode.h"
 #include "cudal1/Rewrite/RewriteUtils.h"
 
 #include "clang/AST/ASTContext.h"
@@ -60,15 +61,6 @@ const VarDecl *localOf(const Expr *e) {
   return nullptr;
 }
 
-bool refersTo(const Stmt *s, const VarDecl *v) {
-  bool found = false;
-  forEachStmt(s, [&](const Stmt *c) {
-    if (auto *dre = dyn_cast<DeclRefExpr>(c); dre && dre->getDecl() == v)
-      found = true;
-  });
-  return found;
-}
-
 /// The pointer variable an lvalue such as p[i], *p or p->f goes through.
 const VarDecl *baseOf(const Expr *e) {
   e = e->IgnoreParenImpCasts();
@@ -98,18 +90,10 @@ struct Effects {
 
 Effects effectsOf(const Stmt *s) {
   Effects fx;
-  llvm::DenseSet<const VarDecl *> declaredInside;
-  forEachStmt(s, [&](const Stmt *c) {
-    if (auto *ds = dyn_cast<DeclStmt>(c))
-      for (const Decl *d : ds->decls())
-        if (auto *vd = dyn_cast<VarDecl>(d))
-          declaredInside.insert(vd);
-  });
+  llvm::DenseSet<const VarDecl *> declaredInside = declaredIn(s);
   auto written = [&](const Expr *lhs) {
     if (const VarDecl *v = localOf(lhs)) {
-      if (!declaredInside.count(v) && !v->getType()->isPointerType())
-        fx.localsWritten.insert(v);
-      else if (!declaredInside.count(v))
+      if (!declaredInside.count(v))
         fx.localsWritten.insert(v);
       return;
     }
@@ -264,32 +248,28 @@ std::string matchRowLoop(ASTContext &ast, const ForStmt *f, RowLoop &out) {
     writes |= !fx.memoryWrites.empty();
   }
   // An accumulator read other than by its own update would see a partial value.
-  for (auto &[acc, c] : out.accumulators) {
-    for (const Stmt *s : statementsOf(f->getBody()))
-      if (!accumulation(s) && refersTo(s, acc))
+  for (auto &[acc, c] : out.accumulators)
+    for (const Stmt *s : statementsOf(f->getBody())) {
+      auto a = accumulation(s);
+      if ((!a || a->first != acc) && refersTo(s, acc))
         return "the accumulator '" + acc->getNameAsString() + "' is read inside the loop";
-    for (const Stmt *s : statementsOf(f->getBody()))
-      if (auto a = accumulation(s); a && a->first != acc && refersTo(s, acc))
-        return "the accumulator '" + acc->getNameAsString() + "' is read inside the loop";
-  }
+    }
   if (writes && !out.accumulators.empty())
     return "the loop both accumulates and writes elements (a scan)";
   if (!writes && out.accumulators.empty())
     return "the loop neither accumulates nor writes";
   if (writes) { // a map: a written buffer read at another element would race
-    Effects fx = effectsOf(f->getBody());
-    for (const Stmt *s : statementsOf(f->getBody()))
-      forEachStmt(s, [&](const Stmt *c) {
-        auto *as = dyn_cast<ArraySubscriptExpr>(c);
-        if (!as || !fx.buffersWritten.count(baseOf(as)))
-          return;
-        for (const Expr *w : fx.memoryWrites)
-          if (auto *wa = dyn_cast<ArraySubscriptExpr>(w->IgnoreParenImpCasts()))
-            if (baseOf(wa) == baseOf(as) &&
-                spelled(ast, wa->getIdx()) != spelled(ast, as->getIdx()))
-              fx.opaque = true;
-      });
-    if (fx.opaque)
+    bool elsewhere = false;
+    forEachStmt(f->getBody(), [&](const Stmt *c) {
+      auto *as = dyn_cast<ArraySubscriptExpr>(c);
+      if (!as || !body.buffersWritten.count(baseOf(as)))
+        return;
+      for (const Expr *w : body.memoryWrites)
+        if (auto *wa = dyn_cast<ArraySubscriptExpr>(w->IgnoreParenImpCasts()))
+          if (baseOf(wa) == baseOf(as) && spelled(ast, wa->getIdx()) != spelled(ast, as->getIdx()))
+            elsewhere = true;
+    });
+    if (elsewhere)
       return "the loop reads a buffer it writes at another element";
   }
   return "";
@@ -450,17 +430,6 @@ SourceLocation afterStatement(ASTContext &ast, const Stmt *s) {
                                        /*SkipTrailingWhitespaceAndNewLine=*/false);
 }
 
-/// The whitespace that starts the line of `loc` (empty when code precedes it).
-std::string indentOf(const SourceManager &sm, SourceLocation loc) {
-  auto [fid, off] = sm.getDecomposedLoc(loc);
-  llvm::StringRef buf = sm.getBufferData(fid);
-  unsigned start = off;
-  while (start > 0 && buf[start - 1] != '\n')
-    --start;
-  llvm::StringRef ind = buf.substr(start, off - start);
-  return ind.find_first_not_of(" \t") == llvm::StringRef::npos ? ind.str() : "";
-}
-
 const char *combineName(Combine c) {
   return c == Combine::Sum ? "cudal1RowSum" : c == Combine::Max ? "cudal1RowMax" : "cudal1RowMin";
 }
@@ -497,8 +466,7 @@ llvm::Error WarpRows::apply(TransformContext &ctx, Target t, const PlanStep &ste
   const Expr *init = g.index->getInit();
   std::string gid = spelled(ast, init);
   rw.ReplaceText(CharSourceRange::getTokenRange(init->getSourceRange()), "(" + gid + ") / " + L);
-  const SourceManager &sm = ast.getSourceManager();
-  std::string ind = indentOf(sm, g.indexDecl->getBeginLoc());
+  std::string ind = indentAt(ast, g.indexDecl->getBeginLoc());
   rw.InsertTextAfter(afterStatement(ast, g.indexDecl),
                      "\n" + ind + "const int " + laneName + " = (int)((" + gid + ") % " + L + ");");
   // 2. The lanes that work on a row, before the guard sends the others away.
@@ -506,14 +474,14 @@ llvm::Error WarpRows::apply(TransformContext &ctx, Target t, const PlanStep &ste
   rw.InsertTextBefore(g.guard->getBeginLoc(), std::string("const unsigned ") + rowsName +
                                                   " = __ballot_sync(cudal1LiveLanes(), " +
                                                   (g.earlyReturn ? "!(" + cond + ")" : cond) +
-                                                  ");\n" + indentOf(sm, g.guard->getBeginLoc()));
+                                                  ");\n" + indentAt(ast, g.guard->getBeginLoc()));
   // 3. Row loops stride by lane; reductions combine across the group.
   for (const RowLoop &l : r.loops) {
     rw.ReplaceText(CharSourceRange::getTokenRange(l.start->getSourceRange()),
                    "(" + spelled(ast, l.start) + ") + " + laneName);
     rw.ReplaceText(CharSourceRange::getTokenRange(l.loop->getInc()->getSourceRange()),
                    l.var->getNameAsString() + " += " + std::to_string(lanes));
-    std::string ind = indentOf(ast.getSourceManager(), l.loop->getBeginLoc());
+    std::string ind = indentAt(ast, l.loop->getBeginLoc());
     std::string before, after;
     for (auto &[acc, c] : l.accumulators) {
       std::string n = acc->getNameAsString();

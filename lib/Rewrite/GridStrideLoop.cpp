@@ -77,18 +77,6 @@ llvm::DenseSet<const VarDecl *> mutatedVars(const Stmt *body) {
   return out;
 }
 
-/// Variables declared inside `s`.
-llvm::DenseSet<const VarDecl *> declaredIn(const Stmt *s) {
-  llvm::DenseSet<const VarDecl *> out;
-  forEachStmt(s, [&](const Stmt *c) {
-    if (auto *ds = dyn_cast<DeclStmt>(c))
-      for (const Decl *d : ds->decls())
-        if (auto *vd = dyn_cast<VarDecl>(d))
-          out.insert(vd);
-  });
-  return out;
-}
-
 bool usesThreadIdentityImpl(const Stmt *s, llvm::DenseSet<const FunctionDecl *> &seen,
                             const SourceManager *sm) {
   bool found = false;
@@ -373,14 +361,6 @@ std::string legalOne(TransformContext &ctx, unsigned kernel) {
   // 4. Only declarations before the guard, and none of them uses the index
   // (it moves into the loop header).
   std::vector<const Stmt *> stmts(m.body->body_begin(), m.body->body_end());
-  auto refersTo = [&](const Stmt *s, const VarDecl *v) {
-    bool found = false;
-    forEachStmt(s, [&](const Stmt *c) {
-      if (auto *dre = dyn_cast<DeclRefExpr>(c); dre && dre->getDecl() == v)
-        found = true;
-    });
-    return found;
-  };
   for (unsigned i = 0; i < m.guardIndex; ++i) {
     if (!isa<DeclStmt>(stmts[i]) && !isa<NullStmt>(stmts[i]))
       return "only declarations may precede the guard (line " +

@@ -26,6 +26,26 @@ void cudal1::forEachStmt(const Stmt *s, const std::function<void(const Stmt *)> 
     forEachStmt(c, fn);
 }
 
+bool cudal1::refersTo(const clang::Stmt *s, const clang::VarDecl *v) {
+  bool found = false;
+  forEachStmt(s, [&](const clang::Stmt *c) {
+    if (auto *dre = llvm::dyn_cast<clang::DeclRefExpr>(c); dre && dre->getDecl() == v)
+      found = true;
+  });
+  return found;
+}
+
+llvm::DenseSet<const clang::VarDecl *> cudal1::declaredIn(const clang::Stmt *s) {
+  llvm::DenseSet<const clang::VarDecl *> out;
+  forEachStmt(s, [&](const clang::Stmt *c) {
+    if (auto *ds = llvm::dyn_cast<clang::DeclStmt>(c))
+      for (const clang::Decl *d : ds->decls())
+        if (auto *vd = llvm::dyn_cast<clang::VarDecl>(d))
+          out.insert(vd);
+  });
+  return out;
+}
+
 std::string cudal1::spelled(ASTContext &ctx, const Stmt *s) {
   const SourceManager &sm = ctx.getSourceManager();
   CharSourceRange r = Lexer::makeFileCharRange(CharSourceRange::getTokenRange(s->getSourceRange()),

@@ -4,6 +4,8 @@
 
 #include "cudal1/Rewrite/Transform.h"
 
+#include "llvm/ADT/DenseSet.h"
+
 #include <functional>
 #include <optional>
 #include <string>
@@ -14,6 +16,7 @@ class ASTContext;
 class Expr;
 class Stmt;
 class FunctionDecl;
+class VarDecl;
 } // namespace clang
 
 namespace cudal1 {
@@ -24,6 +27,12 @@ std::string spelled(clang::ASTContext &ctx, const clang::Stmt *s);
 /// Calls fn on s and every statement below it, preorder; also looks through
 /// OpaqueValueExprs, behind which the builtins (threadIdx.x) hide their base.
 void forEachStmt(const clang::Stmt *s, const std::function<void(const clang::Stmt *)> &fn);
+
+/// Whether `s` names the variable `v` anywhere below it.
+bool refersTo(const clang::Stmt *s, const clang::VarDecl *v);
+
+/// The variables declared inside `s`.
+llvm::DenseSet<const clang::VarDecl *> declaredIn(const clang::Stmt *s);
 
 /// The spelled-in-source grid (0) or block (1) argument of a launch.
 const clang::Expr *launchConfigArg(TransformContext &ctx, unsigned launch, unsigned which);
