@@ -158,14 +158,12 @@ bool LaunchConfig::remapLaunch(const PlanStep &step, uint64_t grid[3], uint64_t 
   // The same threads in blocks of the new shape: each dimension's grid
   // grows or shrinks to cover what the old grid covered.
   std::optional<std::string> b = step.param("block");
-  if (!b)
+  std::optional<std::vector<unsigned>> dims = b ? parseDims(*b) : std::nullopt;
+  if (!dims)
     return false;
-  llvm::SmallVector<llvm::StringRef, 3> parts;
-  llvm::StringRef(*b).split(parts, 'x');
   uint64_t nb[3] = {1, 1, 1};
-  for (size_t d = 0; d < parts.size() && d < 3; ++d)
-    if (parts[d].getAsInteger(10, nb[d]) || nb[d] == 0)
-      return false;
+  for (size_t d = 0; d < dims->size(); ++d)
+    nb[d] = (*dims)[d];
   for (int d = 0; d < 3; ++d) {
     grid[d] = (grid[d] * block[d] + nb[d] - 1) / nb[d];
     block[d] = nb[d];
