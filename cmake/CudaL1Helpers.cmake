@@ -8,6 +8,30 @@ function(cudal1_add_library name)
   set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
 endfunction()
 
+# cudal1_embed_runtime(OUT_VAR file:cName...)
+# CUDA that a rewrite inserts into programs lives in runtime/FILE.cuh beside
+# the CMakeLists.txt; each becomes runtime/FILE.inc in the build directory
+# (cmake/EmbedText.cmake: `cudal1::runtime::cName`, rebuilt when the .cuh
+# changes). OUT_VAR receives the .inc files, to list among the sources.
+function(cudal1_embed_runtime out_var)
+  set(incs "")
+  foreach(entry ${ARGN})
+    string(REPLACE ":" ";" parts ${entry})
+    list(GET parts 0 file)
+    list(GET parts 1 name)
+    set(in ${CMAKE_CURRENT_SOURCE_DIR}/runtime/${file}.cuh)
+    set(out ${CMAKE_CURRENT_BINARY_DIR}/runtime/${file}.inc)
+    file(RELATIVE_PATH shown ${CMAKE_SOURCE_DIR} ${in})
+    add_custom_command(OUTPUT ${out}
+      COMMAND ${CMAKE_COMMAND} -DINPUT=${in} -DOUTPUT=${out} -DNAME=${name} -DSHOWN=${shown}
+              -P ${CMAKE_SOURCE_DIR}/cmake/EmbedText.cmake
+      DEPENDS ${in} ${CMAKE_SOURCE_DIR}/cmake/EmbedText.cmake
+      COMMENT "Embedding ${shown}" VERBATIM)
+    list(APPEND incs ${out})
+  endforeach()
+  set(${out_var} ${incs} PARENT_SCOPE)
+endfunction()
+
 # cudal1_add_tool(name src... LINK lib...)
 function(cudal1_add_tool name)
   cmake_parse_arguments(ARG "" "" "LINK" ${ARGN})
