@@ -462,7 +462,7 @@ llvm::Expected<std::string> cudal1::listTransforms(const RewriteInput &in, bool 
   auto unit = ParsedUnit::parse(in.file, in.code, in.args);
   if (!unit)
     return unit.takeError();
-  llvm::Expected<LegalSpace> space = legalSpace(**unit);
+  llvm::Expected<LegalSpace> space = legalSpace(**unit, in);
   if (!space)
     return space.takeError();
   return json ? printLegalSpaceJson(*space) : printLegalSpaceText(*space);

@@ -2,7 +2,10 @@
 // host synchronization and host copy, every transform with whether it
 // applies there (and why not) and the parameter values that make sense.
 // The tuner consumes it as it is; `--list-transforms` prints it as text or
-// JSON (docs/cudal1-opt.md). Nothing reads the printed forms back.
+// JSON (docs/cudal1-opt.md). Nothing reads the printed forms back. A step
+// refused only because of something another step removes (a host
+// synchronization between two launches that fuse needs adjacent) is listed
+// with those prerequisite steps (docs/Plans.md, "Enablement").
 #ifndef CUDAL1_REWRITE_LEGALSPACE_H
 #define CUDAL1_REWRITE_LEGALSPACE_H
 
@@ -17,13 +20,18 @@
 namespace cudal1 {
 
 class ParsedUnit;
+struct RewriteInput;
 
 /// One transform at one site.
 struct LegalTransform {
   std::string name;
   bool legal = false;
   std::string reason;             ///< why not, when not legal
-  std::vector<ParamSpace> params; ///< when legal
+  std::vector<ParamSpace> params; ///< when legal or enabled
+  /// When not legal: the steps that, applied first and in this order, make
+  /// it legal at the same site (its ids are the original source's, which
+  /// they keep); `params` are its space on that source. Empty: none known.
+  std::vector<PlanStep> enabledBy;
   bool fastMath = false;          ///< opt-in fast-math: looser verification
   std::vector<std::string> links; ///< libraries a variant must link
 };
@@ -65,6 +73,28 @@ struct LegalSpace {
 
 /// Asks every registered pass about every site of the unit.
 llvm::Expected<LegalSpace> legalSpace(ParsedUnit &unit);
+
+/// How refused steps are checked for prerequisites (`enabledBy`).
+enum class Enablement {
+  Off,
+  /// Every prerequisite of one kind applied at once through one rewrite and
+  /// one parse, each refused step re-asked there; a prerequisite plan of
+  /// several steps is then derived step by step to confirm it (bounded).
+  /// Proved to agree with Derive by EnablementTest.
+  Screen,
+  /// Each site's prerequisite plan applied by applyPlan and the refused
+  /// steps re-asked on the result: one parse per plan (the reference).
+  Derive,
+};
+
+/// The legal space with each refused step's prerequisites, if any: the
+/// prerequisites are drop-sync of the host synchronizations between a
+/// launch and the next one (fuse, streams) or between a host loop's
+/// launches (graph), and restrict on a kernel with two or more pointer
+/// parameters (vectorize, interchange). `in` is the unit's input (it is
+/// parsed again with the prerequisites applied).
+llvm::Expected<LegalSpace> legalSpace(ParsedUnit &unit, const RewriteInput &in,
+                                      Enablement how = Enablement::Screen);
 
 /// The two printers of `--list-transforms`.
 std::string printLegalSpaceText(const LegalSpace &space);
