@@ -13,6 +13,7 @@
 #include "LaunchConfig.h"
 #include "Library.h"
 #include "Restrict.h"
+#include "StageShared.h"
 #include "Streams.h"
 #include "TileShared.h"
 #include "Unroll.h"
@@ -38,6 +39,7 @@ const std::vector<std::unique_ptr<Transform>> &cudal1::allTransforms() {
     v.push_back(std::make_unique<LaunchConfig>());
     v.push_back(std::make_unique<Library>());
     v.push_back(std::make_unique<Restrict>());
+    v.push_back(std::make_unique<StageShared>());
     v.push_back(std::make_unique<Streams>());
     v.push_back(std::make_unique<TileShared>());
     v.push_back(std::make_unique<Unroll>());

@@ -1,0 +1,627 @@
+// stage-shared: in a naive transpose (out[x*H + y] = in[y*W + x]) one side
+// of the copy is unit-stride along threadIdx.x and the other is strided, so
+// one of them never coalesces. The rewrite gives each block a T x T tile of
+// the (x, y) index space: the threads first evaluate the stored value with
+// threadIdx.x walking the read's unit-stride index and park it in a padded
+// __shared__ tile, then after one barrier store it with threadIdx.x walking
+// the write's unit-stride index. Every element is computed and stored by the
+// same (x, y) as before, under the original guard.
+#include "StageShared.h"
+#include "cudal1/Analysis/AffineIndex.h"
+#include "cudal1/Rewrite/HostCode.h"
+#include "cudal1/Rewrite/RewriteUtils.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Attr.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/Stmt.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Rewrite/Core/Rewriter.h"
+#include "llvm/Support/Debug.h"
+
+#include <algorithm>
+#include <optional>
+
+#define DEBUG_TYPE "stage-shared"
+
+using namespace clang;
+using namespace cudal1;
+
+namespace {
+
+constexpr uint64_t kSharedLimit = 48 * 1024; ///< static shared memory per block
+const char *tileName = "cudal1_tile";
+const char *rowName = "cudal1_j";
+
+/// The parameters of one application (defaults: the classic 32x8 transpose).
+struct Params {
+  unsigned tile = 32, pad = 1, rows = 4; ///< rows: tile rows each thread stages
+  unsigned blockY() const { return tile / rows; }
+};
+
+Params paramsOf(const PlanStep &step) {
+  Params p;
+  p.tile = step.uintParam("tile", 16, 32).value_or(32);
+  p.pad = step.uintParam("pad", 0, 1).value_or(1);
+  p.rows = step.uintParam("rows", 1, 4).value_or(4);
+  return p;
+}
+
+/// What the rewrite needs of the kernel:
+///   int x = <global x id>; int y = <global y id>;
+///   if (G) { [T v = ...;]* out[W] = E; }     (or `if (!G) return; ...`)
+struct Pattern {
+  const CompoundStmt *body = nullptr;
+  std::vector<const VarDecl *> indices; ///< the global x and y ids, in source order
+  const VarDecl *x = nullptr, *y = nullptr;
+  const Expr *guard = nullptr;
+  bool earlyReturn = false;              ///< the guard is the condition of an early return
+  std::vector<const DeclStmt *> locals;  ///< declarations before the store
+  const BinaryOperator *store = nullptr; ///< out[W] = E
+  const ParmVarDecl *out = nullptr;
+  QualType element; ///< out's element type
+  /// The write is unit-stride along y (and strided along x): the value is
+  /// computed with threadIdx.x walking x and stored with it walking y; else
+  /// the reverse.
+  bool readAlongX = true;
+};
+
+unsigned lineOf(ASTContext &ast, SourceLocation loc) {
+  const SourceManager &sm = ast.getSourceManager();
+  return sm.getPresumedLineNumber(sm.getFileLoc(loc));
+}
+
+bool isBuiltinVar(const ValueDecl *d) {
+  auto *vd = dyn_cast_or_null<VarDecl>(d);
+  if (!vd || !vd->getDeclContext()->getRedeclContext()->isTranslationUnit())
+    return false;
+  StringRef n = vd->getName();
+  return n == "threadIdx" || n == "blockIdx" || n == "blockDim" || n == "gridDim";
+}
+
+/// threadIdx.x and its kin: the builtin's name and the axis letter.
+std::optional<std::pair<std::string, char>> builtinOf(const Expr *e) {
+  e = e->IgnoreParenImpCasts();
+  if (auto *po = dyn_cast<PseudoObjectExpr>(e))
+    e = po->getSyntacticForm()->IgnoreParenImpCasts();
+  auto *pe = dyn_cast<MSPropertyRefExpr>(e);
+  if (!pe)
+    return std::nullopt;
+  const Expr *base = pe->getBaseExpr()->IgnoreParenImpCasts();
+  if (auto *ove = dyn_cast<OpaqueValueExpr>(base); ove && ove->getSourceExpr())
+    base = ove->getSourceExpr()->IgnoreParenImpCasts();
+  auto *dre = dyn_cast<DeclRefExpr>(base);
+  StringRef axis = pe->getPropertyDecl()->getName();
+  if (!dre || !isBuiltinVar(dre->getDecl()) || axis.size() != 1)
+    return std::nullopt;
+  return std::make_pair(dre->getDecl()->getName().str(), axis[0]);
+}
+
+/// 'x' or 'y' when `e` is blockIdx.d * blockDim.d + threadIdx.d (either
+/// operand order, either factor order).
+std::optional<char> globalIdAxis(const Expr *e) {
+  auto *add = dyn_cast<BinaryOperator>(e->IgnoreParenImpCasts());
+  if (!add || add->getOpcode() != BO_Add)
+    return std::nullopt;
+  for (bool swapped : {false, true}) {
+    const Expr *m = swapped ? add->getRHS() : add->getLHS();
+    const Expr *t = swapped ? add->getLHS() : add->getRHS();
+    auto *mul = dyn_cast<BinaryOperator>(m->IgnoreParenImpCasts());
+    auto tb = builtinOf(t);
+    if (!mul || mul->getOpcode() != BO_Mul || !tb || tb->first != "threadIdx")
+      continue;
+    auto a = builtinOf(mul->getLHS()), b = builtinOf(mul->getRHS());
+    if (!a || !b)
+      continue;
+    if (a->first == "blockDim")
+      std::swap(a, b);
+    if (a->first == "blockIdx" && b->first == "blockDim" && a->second == tb->second &&
+        b->second == tb->second && (tb->second == 'x' || tb->second == 'y'))
+      return tb->second;
+  }
+  return std::nullopt;
+}
+
+bool contains(const Stmt *outer, const Stmt *inner) {
+  bool found = false;
+  forEachStmt(outer, [&](const Stmt *c) { found |= c == inner; });
+  return found;
+}
+
+const ParmVarDecl *pointerParam(const Expr *base) {
+  auto *dre = dyn_cast<DeclRefExpr>(base->IgnoreParenImpCasts());
+  auto *p = dre ? dyn_cast<ParmVarDecl>(dre->getDecl()) : nullptr;
+  return p && p->getType()->isPointerType() ? p : nullptr;
+}
+
+/// "" when `s` (a guard, a local's initializer, the stored value or the
+/// store's index) has no effect but its value: it reads memory only as
+/// `param[index]`, never reads `out`, and calls only functions from system
+/// headers (CUDA's math); else why not. The rewrite evaluates it twice or in
+/// another thread order.
+std::string effectFree(ASTContext &ast, const Stmt *s, const ParmVarDecl *out) {
+  std::string why;
+  const SourceManager &sm = ast.getSourceManager();
+  auto at = [&](const Stmt *c) {
+    return " at line " + std::to_string(lineOf(ast, c->getBeginLoc()));
+  };
+  forEachStmt(s, [&](const Stmt *c) {
+    if (!why.empty())
+      return;
+    if (auto *e = dyn_cast<Expr>(c); e && e->HasSideEffects(ast, /*IncludePossibleEffects=*/false))
+      if (!isa<CallExpr>(e) && !isa<PseudoObjectExpr>(e)) { // calls: checked below
+        why = "an expression" + at(c) + " has side effects";
+        return;
+      }
+    if (auto *as = dyn_cast<ArraySubscriptExpr>(c)) {
+      const ParmVarDecl *p = pointerParam(as->getBase());
+      if (!p)
+        why = "the memory access" + at(c) + " is not a subscript of a pointer parameter";
+      else if (p == out)
+        why = "the kernel reads " + p->getNameAsString() + ", which it stores to" + at(c);
+    } else if (auto *uo = dyn_cast<UnaryOperator>(c); uo && uo->getOpcode() == UO_Deref) {
+      why = "the dereference" + at(c) + " is not a subscript of a pointer parameter";
+    } else if (auto *me = dyn_cast<MemberExpr>(c); me && me->isArrow()) {
+      why = "the member access" + at(c) + " reads memory through a pointer";
+    } else if (auto *ce = dyn_cast<CallExpr>(c)) {
+      const FunctionDecl *f = ce->getDirectCallee();
+      if (!f || !sm.isInSystemHeader(f->getLocation()))
+        why = "the kernel calls " + (f ? f->getNameAsString() : std::string("through a pointer")) +
+              at(c) + " (only math functions of the CUDA headers)";
+      else if (f->getName().starts_with("atomic") || f->getName().starts_with("__shfl") ||
+               f->getName() == "printf")
+        why = "the kernel calls " + f->getNameAsString() + at(c);
+    } else if (auto *dre = dyn_cast<DeclRefExpr>(c)) {
+      StringRef n = dre->getDecl()->getName();
+      if (n == tileName || n == rowName)
+        why = "the kernel uses the name " + n.str() + ", which the rewrite declares";
+    }
+  });
+  return why;
+}
+
+std::string matchPattern(TransformContext &ctx, unsigned kernel, Pattern &p) {
+  ASTContext &ast = ctx.unit.ast();
+  const Kernel &k = ctx.model().kernels[kernel];
+  const FunctionDecl *fd = ctx.unit.kernelDecl(kernel);
+  auto line = [&](const Stmt *s) { return std::to_string(lineOf(ast, s->getBeginLoc())); };
+  // 1. What the kernel may not already do.
+  if (k.fromHeader)
+    return "the kernel is defined in a header; cudal1 rewrites only the file it is given";
+  if (kernelsSharingDefinition(ctx.model(), kernel).size() > 1 || editableDecl(fd) != fd ||
+      fd->isTemplated())
+    return "template kernels are not handled yet";
+  if (!k.barriers.empty())
+    return "the kernel already has a barrier (line " + std::to_string(k.barriers[0].pos.line) +
+           "); the staged form needs the only barrier, reached by every thread";
+  for (const SharedDecl &s : k.shared) {
+    if (s.dynamic || s.bytes < 0)
+      return "the kernel uses shared memory of a size set at launch (" + s.name +
+             "), so the tile may not fit";
+    if (uint64_t(s.bytes) > kSharedLimit)
+      return "the kernel's shared memory (" + s.name + ", " + std::to_string(s.bytes) +
+             " bytes) is already past the 48 KiB limit";
+    return "the kernel already uses shared memory (" + s.name + " at line " +
+           std::to_string(s.pos.line) + ")";
+  }
+  if (usesWarpIntrinsics(fd))
+    return "the kernel uses warp-level intrinsics";
+  p.body = dyn_cast_or_null<CompoundStmt>(fd->getBody());
+  if (!p.body || p.body->body_empty())
+    return "the kernel has an empty body";
+  // 2. The thread indices: declarations of the global x and y ids.
+  const char *shape = "the kernel is not 'x = global x id; y = global y id; if (guard) "
+                      "out[...] = value;' (one guarded store after the two thread indices)";
+  auto it = p.body->body_begin();
+  for (; it != p.body->body_end(); ++it) {
+    auto *ds = dyn_cast<DeclStmt>(*it);
+    if (!ds)
+      break;
+    for (const Decl *d : ds->decls()) {
+      auto *vd = dyn_cast<VarDecl>(d);
+      std::optional<char> axis = vd && vd->hasInit() && vd->getType()->isIntegerType()
+                                     ? globalIdAxis(vd->getInit())
+                                     : std::nullopt;
+      if (!axis)
+        return "the declaration at line " + line(ds) +
+               " is not a global thread index (blockIdx * blockDim + threadIdx along x or y); " +
+               shape;
+      const VarDecl *&slot = *axis == 'x' ? p.x : p.y;
+      if (slot)
+        return "two variables hold the global " + std::string(1, *axis) + " id (line " + line(ds) +
+               ")";
+      slot = vd;
+      p.indices.push_back(vd);
+    }
+    if (ds->getBeginLoc().isMacroID() || ds->getEndLoc().isMacroID())
+      return "the thread index at line " + line(ds) + " is written inside a macro";
+  }
+  if (!p.x || !p.y)
+    return std::string("the kernel has no global ") + (p.x ? "y" : "x") +
+           " thread index (2-D mappings only: a 1-D id split into (x, y) is not handled)";
+  // 3. The guarded store.
+  if (it == p.body->body_end())
+    return shape;
+  std::vector<const Stmt *> region;
+  auto *is = dyn_cast<IfStmt>(*it);
+  if (!is || is->getElse() || is->getInit() || is->getConditionVariable())
+    return shape;
+  p.guard = is->getCond();
+  const Stmt *then = is->getThen();
+  if (auto *cs = dyn_cast<CompoundStmt>(then); cs && cs->size() == 1)
+    then = cs->body_front();
+  if (isa<ReturnStmt>(then)) {
+    p.earlyReturn = true;
+    region.assign(it + 1, p.body->body_end());
+  } else {
+    if (it + 1 != p.body->body_end())
+      return "the statement at line " + line(*(it + 1)) +
+             " follows the guarded store (one store only, the element-wise copy)";
+    if (auto *cs = dyn_cast<CompoundStmt>(is->getThen()))
+      region.assign(cs->body_begin(), cs->body_end());
+    else
+      region.push_back(is->getThen());
+  }
+  if (region.empty())
+    return shape;
+  for (size_t i = 0; i + 1 < region.size(); ++i) {
+    auto *ds = dyn_cast<DeclStmt>(region[i]);
+    if (!ds)
+      return "the statement at line " + line(region[i]) +
+             " is not a local declaration (the guarded region is declarations and one store)";
+    for (const Decl *d : ds->decls()) {
+      auto *vd = dyn_cast<VarDecl>(d);
+      if (!vd || !vd->hasLocalStorage() || vd->isStaticLocal() || vd->hasAttr<CUDASharedAttr>())
+        return "the declaration at line " + line(ds) + " is not a plain local variable";
+    }
+    p.locals.push_back(ds);
+  }
+  if (auto *oc = dyn_cast<CXXOperatorCallExpr>(region.back());
+      oc && oc->getOperator() == OO_Equal && oc->getNumArgs() == 2)
+    return "the stored element type '" + oc->getArg(0)->getType().getAsString() +
+           "' is not an arithmetic scalar (the tile holds values of it)";
+  auto *store = dyn_cast<BinaryOperator>(region.back());
+  if (!store || !store->isAssignmentOp())
+    return "the last statement of the guarded region (line " + line(region.back()) +
+           ") is not a store 'out[...] = value'";
+  if (store->getOpcode() != BO_Assign)
+    return "the store at line " + line(store) +
+           " reads the element it writes (compound assignment)";
+  auto *lhs = dyn_cast<ArraySubscriptExpr>(store->getLHS()->IgnoreParenImpCasts());
+  p.out = lhs ? pointerParam(lhs->getBase()) : nullptr;
+  if (!p.out)
+    return "the store at line " + line(store) + " is not to a subscript of a pointer parameter";
+  p.store = store;
+  p.element = p.out->getType()->getPointeeType();
+  if (!p.element->isArithmeticType() || p.element.isVolatileQualified())
+    return "the stored element type '" + p.element.getAsString() +
+           "' is not an arithmetic scalar (the tile holds values of it)";
+  for (const Stmt *s : region)
+    if (s->getBeginLoc().isMacroID() || s->getEndLoc().isMacroID())
+      return "the statement at line " + line(s) + " is written inside a macro";
+  if (is->getBeginLoc().isMacroID() || p.guard->getEndLoc().isMacroID())
+    return "the guard at line " + line(is) + " is written inside a macro";
+  // 4. The thread's identity is used only through its two indices; what
+  // depends on them is evaluated by the same (x, y) in the rewrite.
+  std::string why;
+  forEachStmt(p.body, [&](const Stmt *s) {
+    auto *dre = dyn_cast<DeclRefExpr>(s);
+    if (!why.empty() || !dre || !isBuiltinVar(dre->getDecl()))
+      return;
+    bool inIndex = false;
+    for (const VarDecl *v : p.indices)
+      inIndex |= contains(v->getInit(), dre);
+    if (!inIndex)
+      why = "the kernel uses " + dre->getDecl()->getNameAsString() + " at line " + line(dre) +
+            " other than in its two thread indices (the block shape changes)";
+  });
+  if (!why.empty())
+    return why;
+  for (const Stmt *s :
+       {static_cast<const Stmt *>(p.guard), static_cast<const Stmt *>(store->getRHS()),
+        static_cast<const Stmt *>(lhs->getIdx())})
+    if (std::string w = effectFree(ast, s, p.out); !w.empty())
+      return w;
+  for (const DeclStmt *ds : p.locals)
+    if (std::string w = effectFree(ast, ds, p.out); !w.empty())
+      return w;
+  for (const DeclStmt *ds : p.locals)
+    for (const Decl *d : ds->decls())
+      if (refersTo(lhs->getIdx(), cast<VarDecl>(d)))
+        return "the store's index uses the local '" + cast<VarDecl>(d)->getNameAsString() +
+               "' (only the thread indices and parameters: the store runs in another thread)";
+  return "";
+}
+
+/// Stride classes along one thread index.
+bool unit(const Stride &s) {
+  return s.kind == Stride::Kind::Constant && (s.value == 1 || s.value == -1);
+}
+bool zero(const Stride &s) { return s.kind == Stride::Kind::Constant && s.value == 0; }
+bool spread(const Stride &s) {
+  return s.kind == Stride::Kind::Symbolic ||
+         (s.kind == Stride::Kind::Constant && s.value != 0 && s.value != 1 && s.value != -1);
+}
+std::string show(const Stride &s) {
+  if (s.kind == Stride::Kind::Constant)
+    return std::to_string(s.value);
+  return s.kind == Stride::Kind::Symbolic ? s.text : "unknown";
+}
+
+/// Decides the direction from the strides of the store and the reads (the
+/// model's accesses), or says why staging does not pay or does not fit.
+std::string checkStrides(TransformContext &ctx, unsigned kernel, Pattern &p) {
+  const Kernel &k = ctx.model().kernels[kernel];
+  IndexSpace space(ctx.mlir);
+  struct Strided {
+    const MemAccess *a;
+    Stride x, y;
+  };
+  std::vector<Strided> reads;
+  std::optional<Strided> write;
+  for (const MemAccess &a : k.accesses) {
+    std::string where = a.param + "[" + a.index + "] at line " + std::to_string(a.pos.line);
+    if (a.atomic)
+      return "the kernel updates " + where + " atomically";
+    auto e = space.parse(a.normalized);
+    if (!e || usesOpaque(*e, space))
+      return "the index of " + where + " is not affine in the thread indices";
+    if (e->isFunctionOfDim(IndexSpace::ThreadZ) || e->isFunctionOfDim(IndexSpace::BlockZ))
+      return "the index of " + where + " uses the z thread dimension";
+    Strided s{&a, strideAlong(*e, IndexSpace::ThreadX, space),
+              strideAlong(*e, IndexSpace::ThreadY, space)};
+    if (s.x.kind == Stride::Kind::Unknown || s.y.kind == Stride::Kind::Unknown)
+      return "the stride of " + where + " along the thread indices is not known";
+    if (a.kind == AccessKind::Read) {
+      reads.push_back(s);
+      continue;
+    }
+    if (write)
+      return "the kernel stores to global memory more than once (" + where + ")";
+    write = s;
+  }
+  if (!write || write->a->param != p.out->getName())
+    return "the store is not one the analysis sees as a global access";
+  auto whereOf = [](const Strided &s) {
+    return s.a->param + "[" + s.a->index + "] at line " + std::to_string(s.a->pos.line);
+  };
+  if (unit(write->y) && spread(write->x)) {
+    // The write wants threadIdx.x along y; every read must be coalesced (or
+    // uniform) with threadIdx.x along x, where the value is computed.
+    p.readAlongX = true;
+    for (const Strided &r : reads)
+      if (!unit(r.x) && !zero(r.x))
+        return "the read " + whereOf(r) + " is strided along threadIdx.x (stride " + show(r.x) +
+               ") as the store is: more than one strided access pattern, one tile cannot "
+               "coalesce both";
+    return "";
+  }
+  if (unit(write->x)) {
+    // The store coalesces already; it pays when a read is strided along x
+    // and every read is coalesced (or uniform) with threadIdx.x along y.
+    p.readAlongX = false;
+    if (std::none_of(reads.begin(), reads.end(), [](const Strided &r) { return spread(r.x); }))
+      return "no read is strided along threadIdx.x and the store is unit-stride: already "
+             "coalesced";
+    for (const Strided &r : reads)
+      if (!unit(r.y) && !zero(r.y))
+        return "the read " + whereOf(r) + " is strided along threadIdx.y (stride " + show(r.y) +
+               ") and the store along neither: more than one strided access pattern, one tile "
+               "cannot coalesce both";
+    return "";
+  }
+  return "the store " + whereOf(*write) + " is unit-stride along neither thread index (strides " +
+         show(write->x) + " along x, " + show(write->y) + " along y)";
+}
+
+/// "" when the launches show that `a` and `b` never point into the same
+/// allocation: both are __restrict__, or every launch passes two different
+/// variables that hold fresh allocations (HostEffects: cudaMalloc, new, ...).
+std::string distinctBuffers(TransformContext &ctx, unsigned kernel, const ParmVarDecl *a,
+                            const ParmVarDecl *b) {
+  if (a->getType().isRestrictQualified() && b->getType().isRestrictQualified())
+    return "";
+  std::string pair = a->getNameAsString() + " and " + b->getNameAsString();
+  for (unsigned id : distinctLaunches(ctx, kernel)) {
+    const CUDAKernelCallExpr *call = ctx.unit.launchExpr(id);
+    const VarSet &fresh = freshAllocations(ctx, ctx.unit.launchFunction(id));
+    const VarDecl *va = nullptr, *vb = nullptr;
+    for (auto [param, var] : {std::make_pair(a, &va), std::make_pair(b, &vb)}) {
+      unsigned i = param->getFunctionScopeIndex();
+      auto *dre = i < call->getNumArgs()
+                      ? dyn_cast<DeclRefExpr>(call->getArg(i)->IgnoreParenImpCasts())
+                      : nullptr;
+      *var = dre ? dyn_cast<VarDecl>(dre->getDecl()) : nullptr;
+      if (!*var || !fresh.count(*var))
+        return "nothing shows that " + pair + " do not alias: launch #" + std::to_string(id) +
+               " passes for " + param->getNameAsString() +
+               " something other than a variable holding its own allocation (or mark both "
+               "__restrict__)";
+    }
+    if (va == vb)
+      return "launch #" + std::to_string(id) + " passes " + va->getNameAsString() + " for both " +
+             pair;
+  }
+  return "";
+}
+
+/// A call in `e` to a function that may have effects (not constexpr, not
+/// from a system header such as dim3's constructor), or "".
+std::string userCall(ASTContext &ast, const Stmt *e) {
+  std::string found;
+  forEachStmt(e, [&](const Stmt *c) {
+    const FunctionDecl *f = nullptr;
+    if (auto *ce = dyn_cast<CallExpr>(c))
+      f = ce->getDirectCallee();
+    else if (auto *cc = dyn_cast<CXXConstructExpr>(c))
+      f = cc->getConstructor();
+    else
+      return;
+    if (found.empty() &&
+        (!f || (!f->isConstexpr() && !ast.getSourceManager().isInSystemHeader(f->getLocation()))))
+      found = f ? f->getNameAsString() + "()" : "a function through a pointer";
+  });
+  return found;
+}
+
+std::string legalityOf(TransformContext &ctx, unsigned kernel, Pattern &p) {
+  if (std::string why = matchPattern(ctx, kernel, p); !why.empty())
+    return why;
+  if (std::string why = checkStrides(ctx, kernel, p); !why.empty())
+    return why;
+  if (!ctx.analysis(kernel).guarded)
+    return "the store is not bounded in both thread indices by its guard (the tiles run up to "
+           "T-1 threads past the launch's in each dimension)";
+  // Reads move before other threads' writes: no buffer read may be `out`.
+  const Kernel &k = ctx.model().kernels[kernel];
+  const FunctionDecl *fd = ctx.unit.kernelDecl(kernel);
+  for (const MemAccess &a : k.accesses)
+    if (a.kind == AccessKind::Read && a.paramIndex >= 0 &&
+        unsigned(a.paramIndex) < fd->getNumParams())
+      if (std::string why = distinctBuffers(ctx, kernel, p.out, fd->getParamDecl(a.paramIndex));
+          !why.empty())
+        return why;
+  // Every launch gets the tile's block and a grid derived from its own.
+  if (std::string why = referencedOutsideLaunches(ctx, kernel); !why.empty())
+    return why;
+  std::vector<unsigned> launches = distinctLaunches(ctx, kernel);
+  if (launches.empty())
+    return "the kernel is never launched in this file, so its block shape cannot be derived";
+  const SourceManager &sm = ctx.unit.ast().getSourceManager();
+  for (unsigned l : launches)
+    for (unsigned which : {0u, 1u}) {
+      const Expr *e = launchConfigArg(ctx, l, which);
+      if (e)
+        e = e->IgnoreUnlessSpelledInSource();
+      if (!e || e->HasSideEffects(ctx.unit.ast(), /*IncludePossibleEffects=*/false))
+        return "launch #" + std::to_string(l) +
+               ": the grid or block has side effects (the new grid evaluates both again)";
+      if (std::string f = userCall(ctx.unit.ast(), e); !f.empty())
+        return "launch #" + std::to_string(l) + ": the grid or block calls " + f +
+               ", which the new grid would evaluate more than once";
+      if (e->getBeginLoc().isMacroID() || e->getEndLoc().isMacroID() ||
+          !sm.isWrittenInMainFile(e->getBeginLoc()))
+        return "launch #" + std::to_string(l) +
+               ": the grid or block is written in a macro or "
+               "another file";
+    }
+  return "";
+}
+
+std::string typeName(ASTContext &ast, QualType t) {
+  return t.getAsString(PrintingPolicy(ast.getLangOpts()));
+}
+
+} // namespace
+
+std::string StageShared::legality(TransformContext &ctx, Target t) const {
+  Pattern p;
+  return legalityOf(ctx, t.kernel, p);
+}
+
+std::vector<ParamSpace> StageShared::space(TransformContext &, Target) const {
+  return {{"tile", {"32", "16"}}, {"pad", {"1", "0"}}, {"rows", {"4", "2", "1"}}};
+}
+
+std::string StageShared::checkParams(TransformContext &ctx, Target t, const PlanStep &step) const {
+  if (std::string why = Transform::checkParams(ctx, t, step); !why.empty())
+    return why;
+  Pattern p;
+  legalityOf(ctx, t.kernel, p);
+  Params q = paramsOf(step);
+  uint64_t bytes = uint64_t(q.tile) * (q.tile + q.pad) *
+                   ctx.unit.ast().getTypeSizeInChars(p.element).getQuantity();
+  if (bytes > kSharedLimit)
+    return "a " + std::to_string(q.tile) + "x" + std::to_string(q.tile + q.pad) + " tile of " +
+           typeName(ctx.unit.ast(), p.element) + " needs " + std::to_string(bytes) +
+           " bytes of shared memory, past the 48 KiB limit";
+  return "";
+}
+
+llvm::Error StageShared::apply(TransformContext &ctx, Target t, const PlanStep &step) const {
+  Pattern p;
+  if (std::string why = legalityOf(ctx, t.kernel, p); !why.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", why.c_str());
+  Params q = paramsOf(step);
+  ASTContext &ast = ctx.unit.ast();
+  std::string T = std::to_string(q.tile), BY = std::to_string(q.blockY());
+  std::string elem = typeName(ast, p.element.getUnqualifiedType());
+  std::string tile = tileName, j = rowName;
+  // The two ways of laying the block over the tile: threadIdx.x walks x
+  // (tile[ty + j][tx]) or walks y (tile[tx][ty + j]); the tile is always
+  // indexed [y - tile's y][x - tile's x].
+  std::string across = "threadIdx.x", down = "(threadIdx.y + " + j + ")";
+  auto indices = [&](bool alongX, const std::string &ind) {
+    std::string s;
+    for (const VarDecl *v : p.indices) {
+      bool isX = v == p.x;
+      std::string local = isX == alongX ? across : down;
+      s += ind + typeName(ast, v->getType()) + " " + v->getNameAsString() + " = blockIdx." +
+           (isX ? "x" : "y") + " * " + T + " + " + local + ";\n";
+    }
+    return s;
+  };
+  auto slot = [&](bool alongX) {
+    return tile + (alongX ? "[threadIdx.y + " + j + "][threadIdx.x]"
+                          : "[threadIdx.x][threadIdx.y + " + j + "]");
+  };
+  std::string guard = spelled(ast, p.guard);
+  if (p.earlyReturn)
+    guard = "!(" + guard + ")";
+  std::string head = "#pragma unroll\n  for (int " + j + " = 0; " + j + " < " + T + "; " + j +
+                     " += " + BY + ") {\n";
+  std::string s = "{\n";
+  s += "  // stage-shared(tile=" + T + ", pad=" + std::to_string(q.pad) +
+       ", rows=" + std::to_string(q.rows) + "): a " + T + "x" + T + " tile per block of " + T +
+       "x" + BY + " threads; the values are computed with threadIdx.x along " +
+       (p.readAlongX ? "x" : "y") + " and stored with it along " + (p.readAlongX ? "y" : "x") +
+       "\n";
+  s += "  __shared__ " + elem + " " + tile + "[" + T + "][" + T + " + " + std::to_string(q.pad) +
+       "];\n";
+  // 1. Each element's value, by its own (x, y), under its guard.
+  s += head + indices(p.readAlongX, "    ");
+  s += "    if (" + guard + ") {\n";
+  for (const DeclStmt *d : p.locals)
+    s += "      " + spelled(ast, d) + "\n";
+  s += "      " + slot(p.readAlongX) + " = " + spelled(ast, p.store->getRHS()) + ";\n";
+  s += "    }\n  }\n  __syncthreads();\n";
+  // 2. The store, by the same (x, y) under the same guard, from the tile.
+  s += head + indices(!p.readAlongX, "    ");
+  s += "    if (" + guard + ")\n";
+  s += "      " + spelled(ast, p.store->getLHS()) + " = " + slot(!p.readAlongX) + ";\n";
+  s += "  }\n}";
+  ctx.rewriter.ReplaceText(CharSourceRange::getTokenRange(p.body->getSourceRange()), s);
+  // 3. Every launch: blocks of T x T/rows, a grid covering the threads the
+  // original grid had in x and y (z: each of the original's z threads
+  // repeated the same stores; one layer per z thread keeps them).
+  for (unsigned l : distinctLaunches(ctx, t.kernel)) {
+    const Expr *grid = launchConfigArg(ctx, l, 0)->IgnoreUnlessSpelledInSource();
+    const Expr *block = launchConfigArg(ctx, l, 1)->IgnoreUnlessSpelledInSource();
+    std::string g = "dim3(" + spelled(ast, grid) + ")", b = "dim3(" + spelled(ast, block) + ")";
+    auto cover = [&](const char *d) {
+      return "(unsigned)(((size_t)" + g + "." + d + " * " + b + "." + d + " + " +
+             std::to_string(q.tile - 1) + ") / " + T + ")";
+    };
+    ctx.rewriter.ReplaceText(CharSourceRange::getTokenRange(grid->getSourceRange()),
+                             "dim3(" + cover("x") + ", " + cover("y") + ", " + g + ".z * " + b +
+                                 ".z)");
+    ctx.rewriter.ReplaceText(CharSourceRange::getTokenRange(block->getSourceRange()),
+                             "dim3(" + T + ", " + BY + ")");
+  }
+  LLVM_DEBUG(llvm::dbgs() << "stage-shared: tile " << q.tile << ", pad " << q.pad << ", rows "
+                          << q.rows << ", computed along " << (p.readAlongX ? "x" : "y") << "\n");
+  return llvm::Error::success();
+}
+
+bool StageShared::remapLaunch(const PlanStep &step, uint64_t grid[3], uint64_t block[3]) const {
+  // What apply writes into each launch.
+  Params q = paramsOf(step);
+  for (int d = 0; d < 2; ++d)
+    grid[d] = (grid[d] * block[d] + q.tile - 1) / q.tile;
+  grid[2] *= block[2];
+  block[0] = q.tile;
+  block[1] = q.blockY();
+  block[2] = 1;
+  return true;
+}
