@@ -2,6 +2,7 @@
 // the evaluator and the CPU tests use the same code as the runtime.
 #include "cudal1/Capture/CaptureFile.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -250,7 +251,10 @@ Expected<std::vector<uint8_t>> readWholeFile(const std::string &path) {
 }
 
 Status writeFileAtomically(const std::string &path, const void *data, size_t size) {
-  std::string tmp = path + ".tmp." + std::to_string(getpid());
+  // Unique per process and per call: threads of one process may write the
+  // same path at once (a compile cache), and each must rename its own file.
+  static std::atomic<unsigned> calls{0};
+  std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(calls++);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0)
     return makeError("cannot create ", tmp, ": ", std::strerror(errno));

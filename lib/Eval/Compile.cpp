@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
@@ -158,7 +159,8 @@ std::vector<std::string> nvccCommand(const std::string &nvcc, const CompileJob &
   return cmd;
 }
 
-CompileResult compileVariant(const CompileJob &job) {
+namespace {
+CompileResult compileUncached(const CompileJob &job) {
   CompileResult res;
   res.id = job.id;
   auto start = std::chrono::steady_clock::now();
@@ -232,6 +234,50 @@ CompileResult compileVariant(const CompileJob &job) {
   }
   res.ok = true;
   res.seconds = since(start);
+  return res;
+}
+
+/// The cache's name for a job: everything that decides the cubin.
+std::string cacheKey(const CompileJob &job, const std::vector<uint8_t> &source) {
+  std::string key = job.compiler + '\0' + job.arch + '\0' + cudaRoot() + '\0';
+  for (const std::string &f : job.flags)
+    key += f + '\0';
+  key.append(source.begin(), source.end());
+  char hex[17];
+  std::snprintf(
+      hex, sizeof hex, "%016llx",
+      (unsigned long long)fnv1a64(reinterpret_cast<const uint8_t *>(key.data()), key.size()));
+  return hex;
+}
+} // namespace
+
+CompileResult compileVariant(const CompileJob &job) {
+  if (job.cacheDir.empty())
+    return compileUncached(job);
+  Expected<std::vector<uint8_t>> src = readWholeFile(job.source);
+  if (!src.ok())
+    return compileUncached(job); // reports the read error
+  auto start = std::chrono::steady_clock::now();
+  std::string base = job.cacheDir + "/" + cacheKey(job, *src);
+  Expected<std::vector<uint8_t>> cubin = readWholeFile(base + ".cubin");
+  Expected<std::vector<uint8_t>> compiler = readWholeFile(base + ".compiler");
+  if (cubin.ok() && compiler.ok() &&
+      writeFileAtomically(job.output, cubin->data(), cubin->size()).ok()) {
+    CompileResult res;
+    res.id = job.id;
+    res.ok = res.cached = true;
+    res.compiler.assign(compiler->begin(), compiler->end());
+    res.seconds = since(start);
+    return res;
+  }
+  CompileResult res = compileUncached(job);
+  if (res.ok) {
+    // The cubin first, the compiler's name last: a reader that finds the
+    // name finds a whole cubin (both are written atomically).
+    Expected<std::vector<uint8_t>> out = readWholeFile(job.output);
+    if (out.ok() && writeFileAtomically(base + ".cubin", out->data(), out->size()).ok())
+      (void)writeFileAtomically(base + ".compiler", res.compiler.data(), res.compiler.size());
+  }
   return res;
 }
 

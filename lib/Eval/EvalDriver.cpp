@@ -28,12 +28,19 @@ int runEvalRequest(const EvalRequest &r) {
       std::fflush(stderr);
     };
   // Program bundles (whole programs, built and run) or kernel bundles.
-  Expected<std::vector<uint8_t>> manifest = readWholeFile(r.bundleDir + "/manifest.txt");
-  bool programLevel =
-      manifest.ok() && isProgramManifest(std::string(manifest->begin(), manifest->end()));
-  Expected<EvalResults> results = Status::error("not evaluated");
-  if (programLevel) {
-    Expected<ProgramBundle> pb = readProgramBundle(r.bundleDir);
+  auto isProgramBundle = [](const std::string &dir) {
+    Expected<std::vector<uint8_t>> manifest = readWholeFile(dir + "/manifest.txt");
+    return manifest.ok() && isProgramManifest(std::string(manifest->begin(), manifest->end()));
+  };
+  if (r.bundleDirs.size() > 1 && !r.output.empty()) {
+    std::fprintf(stderr, "cudal1-eval: -o takes one bundle; with several, each writes "
+                         "BUNDLE/results.txt\n");
+    return 1;
+  }
+  std::vector<Expected<EvalResults>> results;
+  EvalPhaseTimes phases;
+  if (r.bundleDirs.size() == 1 && isProgramBundle(r.bundleDirs.front())) {
+    Expected<ProgramBundle> pb = readProgramBundle(r.bundleDirs.front());
     if (!pb.ok()) {
       std::fprintf(stderr, "cudal1-eval: %s\n", pb.error().message().c_str());
       return 1;
@@ -48,30 +55,57 @@ int runEvalRequest(const EvalRequest &r) {
     po.progress = opts.progress;
     if (opts.keepWork)
       po.workDir = opts.workDir, po.keepWork = true;
-    results = evaluateProgramBundle(*pb, po);
+    results.push_back(evaluateProgramBundle(*pb, po));
   } else {
-    Expected<Bundle> bundle = readBundle(r.bundleDir);
-    if (!bundle.ok()) {
-      std::fprintf(stderr, "cudal1-eval: %s\n", bundle.error().message().c_str());
-      return 1;
+    std::vector<Bundle> bundles;
+    for (const std::string &dir : r.bundleDirs) {
+      if (isProgramBundle(dir)) {
+        std::fprintf(stderr, "cudal1-eval: %s: a program bundle is evaluated alone\n", dir.c_str());
+        return 1;
+      }
+      Expected<Bundle> bundle = readBundle(dir);
+      if (!bundle.ok()) {
+        std::fprintf(stderr, "cudal1-eval: %s\n", bundle.error().message().c_str());
+        return 1;
+      }
+      bundles.push_back(bundle.take());
     }
-    results = evaluateBundle(*bundle, opts);
+    results = evaluateBundles(bundles, opts, &phases);
   }
   if (terminal)
     std::fprintf(stderr, "\r\033[K");
-  if (!results.ok()) {
-    std::fprintf(stderr, "cudal1-eval: %s\n", results.error().message().c_str());
-    return 2;
+  int code = 0;
+  for (size_t b = 0; b < results.size(); ++b) {
+    const std::string &dir = r.bundleDirs[b];
+    if (!results[b].ok()) {
+      std::fprintf(stderr, "cudal1-eval: %s%s%s\n", results.size() > 1 ? dir.c_str() : "",
+                   results.size() > 1 ? ": " : "", results[b].error().message().c_str());
+      code = 2;
+      continue;
+    }
+    std::string output = r.output.empty() ? dir + "/results.txt" : r.output;
+    if (Status s = writeResults(output, *results[b]); !s.ok()) {
+      std::fprintf(stderr, "cudal1-eval: %s\n", s.message().c_str());
+      code = 2;
+      continue;
+    }
+    std::fputs(formatSummary(*results[b]).c_str(), stdout);
+    std::printf("results: %s (%.1f s on %s)\n", output.c_str(), results[b]->wallSeconds,
+                results[b]->gpu.c_str());
+    if (results[b]->results.front().outcome != Outcome::Ok)
+      code = 2;
   }
-  std::string output = r.output.empty() ? r.bundleDir + "/results.txt" : r.output;
-  if (Status s = writeResults(output, *results); !s.ok()) {
-    std::fprintf(stderr, "cudal1-eval: %s\n", s.message().c_str());
-    return 2;
+  if (!r.phasesFile.empty()) {
+    char text[256];
+    int n = std::snprintf(text, sizeof text,
+                          "compile %.3f\nverify %.3f\ntiming %.3f\ncompiled %u\ncached %u\n"
+                          "verified %u\n",
+                          phases.compile, phases.verify, phases.timing, phases.compiled,
+                          phases.cached, phases.verified);
+    if (Status s = writeFileAtomically(r.phasesFile, text, size_t(n)); !s.ok())
+      std::fprintf(stderr, "cudal1-eval: %s\n", s.message().c_str());
   }
-  std::fputs(formatSummary(*results).c_str(), stdout);
-  std::printf("results: %s (%.1f s on %s)\n", output.c_str(), results->wallSeconds,
-              results->gpu.c_str());
-  return results->results.front().outcome == Outcome::Ok ? 0 : 2;
+  return code;
 }
 
 } // namespace cudal1

@@ -108,6 +108,10 @@ void applyVerify(const ProcessResult &p, const std::string &reportPath, VariantR
     v.outcome = Outcome::Wrong;
     return;
   }
+  if (outcome == "timeout") { // the worker's own watchdog (Cuda/Worker.cpp)
+    v.outcome = Outcome::Timeout;
+    return;
+  }
   if (outcome == "load-error") {
     v.outcome = Outcome::LoadError;
     return;
@@ -160,8 +164,74 @@ void summarizeTiming(const std::vector<double> &originalT, const std::vector<dou
   v.suspicious = e.speedup > kSuspiciousSpeedup;
 }
 
-Expected<EvalResults> evaluateBundle(const Bundle &bundle, const EvalOptions &opts) {
-  Clock clock;
+namespace {
+
+/// One bundle between its compile and its verification.
+struct PreparedBundle {
+  std::string work;
+  bool ownWork = false;         ///< a fresh directory, removed at the end
+  std::vector<VariantSpec> all; ///< the original first
+  std::vector<CompileJob> jobs; ///< `all`'s, then the reference's
+  Status error;                 ///< set: the bundle cannot be evaluated
+};
+
+/// Steps 1 and 2a: the captures hold the kernel; the compile jobs.
+PreparedBundle prepareBundle(const Bundle &bundle, const EvalOptions &opts,
+                             const std::string &workDir) {
+  PreparedBundle p;
+  size_t launches = 0;
+  for (const std::string &c : bundle.captures) {
+    Expected<CaptureFile> f = readCaptureFile(bundle.path(c));
+    if (!f.ok()) {
+      p.error = f.error();
+      return p;
+    }
+    for (const CapturedLaunch &l : f->launches)
+      launches += l.kernelKey == bundle.kernelKey;
+  }
+  if (launches == 0) {
+    p.error = makeError("the captures hold no launch of kernel key '", bundle.kernelKey, "'");
+    return p;
+  }
+  p.work = workDir;
+  if (p.work.empty()) {
+    Expected<std::string> dir = makeTempDirectory("cudal1-eval");
+    if (!dir.ok()) {
+      p.error = dir.error();
+      return p;
+    }
+    p.work = *dir;
+    p.ownWork = true;
+  } else {
+    std::error_code ec;
+    std::filesystem::create_directories(p.work, ec); // no exceptions
+  }
+  p.all = {bundle.original};
+  for (const VariantSpec &v : bundle.variants)
+    p.all.push_back(v);
+  auto jobFor = [&](const VariantSpec &v) {
+    CompileJob j;
+    j.id = v.id;
+    j.source = bundle.path(v.source);
+    j.output = p.work + "/" + v.id + ".cubin";
+    j.compiler = v.compiler;
+    j.flags = bundle.flags;
+    j.flags.insert(j.flags.end(), v.extraFlags.begin(), v.extraFlags.end());
+    j.arch = bundle.arch;
+    j.cacheDir = opts.compileCache;
+    return j;
+  };
+  for (const VariantSpec &v : p.all)
+    p.jobs.push_back(jobFor(v));
+  if (bundle.hasReference)
+    p.jobs.push_back(jobFor(bundle.reference));
+  return p;
+}
+
+/// Steps 2b to 5 for one compiled bundle: verification, timing, statistics.
+Expected<EvalResults> finishBundle(const Bundle &bundle, PreparedBundle &prep,
+                                   const std::vector<CompileResult> &cres, const EvalOptions &opts,
+                                   const Clock &clock, EvalPhaseTimes &phases) {
   EvalResults res;
   res.bundle = bundle.dir;
   res.date = utcTimestamp();
@@ -169,53 +239,8 @@ Expected<EvalResults> evaluateBundle(const Bundle &bundle, const EvalOptions &op
     if (opts.progress)
       opts.progress(m);
   };
-
-  // 1. The captures must be readable and hold this kernel.
-  size_t launches = 0;
-  for (const std::string &c : bundle.captures) {
-    Expected<CaptureFile> f = readCaptureFile(bundle.path(c));
-    if (!f.ok())
-      return f.error();
-    for (const CapturedLaunch &l : f->launches)
-      launches += l.kernelKey == bundle.kernelKey;
-  }
-  if (launches == 0)
-    return makeError("the captures hold no launch of kernel key '", bundle.kernelKey, "'");
-
-  std::string work = opts.workDir;
-  if (work.empty()) {
-    Expected<std::string> dir = makeTempDirectory("cudal1-eval");
-    if (!dir.ok())
-      return dir.error();
-    work = *dir;
-  }
-
-  // 2. Compile everything in parallel.
-  std::vector<VariantSpec> all = {bundle.original};
-  for (const VariantSpec &v : bundle.variants)
-    all.push_back(v);
-  std::vector<CompileJob> jobs;
-  auto jobFor = [&](const VariantSpec &v) {
-    CompileJob j;
-    j.id = v.id;
-    j.source = bundle.path(v.source);
-    j.output = work + "/" + v.id + ".cubin";
-    j.compiler = v.compiler;
-    j.flags = bundle.flags;
-    j.flags.insert(j.flags.end(), v.extraFlags.begin(), v.extraFlags.end());
-    j.arch = bundle.arch;
-    return j;
-  };
-  for (const VariantSpec &v : all)
-    jobs.push_back(jobFor(v));
-  if (bundle.hasReference)
-    jobs.push_back(jobFor(bundle.reference));
-  int parallel = opts.jobs > 0 ? opts.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
-  size_t compiled = 0;
-  std::vector<CompileResult> cres = compileAll(jobs, parallel, [&](const CompileResult &r) {
-    progress("compile " + std::to_string(++compiled) + "/" + std::to_string(jobs.size()) + " " +
-             r.id);
-  });
+  const std::string &work = prep.work;
+  const std::vector<VariantSpec> &all = prep.all;
   std::map<std::string, const CompileResult *> byId;
   for (const CompileResult &r : cres)
     byId[r.id] = &r;
@@ -239,59 +264,113 @@ Expected<EvalResults> evaluateBundle(const Bundle &bundle, const EvalOptions &op
     }
   }
 
-  // 3. Verify each candidate in its own worker; a few at a time.
+  // 3. Verify the candidates in workers that each take a queue of them, in
+  // order, and stop at the first that is not ok (docs/Evaluator.md): one
+  // process and context for a run of good candidates, a fresh one after a
+  // fault. A few queues at a time (verifyParallel).
+  double verifyStart = clock.seconds();
   std::string exe = workerPath(opts);
   double budgetLeft = opts.timeBudget > 0 ? opts.timeBudget : 1e30;
   std::vector<size_t> toVerify;
   for (size_t i = 0; i < all.size(); ++i)
     if (res.results[i].outcome != Outcome::CompileError)
       toVerify.push_back(i);
-  std::atomic<size_t> next{0};
   std::mutex mutex;
   size_t verified = 0;
   std::string gpuName;
-  auto verifyOne = [&] {
-    for (size_t k; (k = next++) < toVerify.size();) {
-      size_t i = toVerify[k];
-      VariantResult &v = res.results[i];
+  auto verifyQueue = [&](std::vector<size_t> queue) {
+    std::map<size_t, int> attempts;
+    while (!queue.empty()) {
+      if (budgetLeft < 1e29 && clock.seconds() > budgetLeft) {
+        for (size_t i : queue) {
+          res.results[i].outcome = Outcome::NotRun;
+          res.results[i].details.push_back("time budget spent before verification");
+        }
+        return;
+      }
       double limit = opts.verifyTimeout;
       if (budgetLeft < 1e29)
         limit = std::max(5.0, std::min(limit, budgetLeft - clock.seconds()));
-      if (budgetLeft < 1e29 && clock.seconds() > budgetLeft) {
-        v.outcome = Outcome::NotRun;
-        v.details.push_back("time budget spent before verification");
-        continue;
+      std::vector<std::string> argv = {exe,
+                                       "--worker",
+                                       "verify",
+                                       "--bundle",
+                                       bundle.dir,
+                                       "--work",
+                                       work,
+                                       "--gpu",
+                                       std::to_string(opts.gpu),
+                                       "--candidate-timeout",
+                                       std::to_string(limit)};
+      // At most verifyBatch candidates per worker (0: the whole queue).
+      size_t take =
+          opts.verifyBatch > 0 ? std::min(queue.size(), size_t(opts.verifyBatch)) : queue.size();
+      std::vector<size_t> rest(queue.begin() + take, queue.end());
+      queue.resize(take);
+      for (size_t i : queue) {
+        argv.push_back("--id");
+        argv.push_back(res.results[i].id);
+        ::unlink((work + "/" + res.results[i].id + ".verify").c_str());
       }
-      std::string gpu;
-      // A worker that could not set up (no context, device busy) is not the
-      // candidate's fault: try once more before giving up on it.
-      for (int attempt = 0; attempt < 2; ++attempt) {
-        ProcessResult p = runProcess({exe, "--worker", "verify", "--bundle", bundle.dir, "--work",
-                                      work, "--id", v.id, "--gpu", std::to_string(opts.gpu)},
-                                     limit);
+      // The watchdog ends a hung candidate; this limit is the backstop.
+      ProcessResult p = runProcess(argv, limit * double(queue.size()) + 60);
+      // Reports are written in queue order: each before the last is ok (the
+      // worker went on), the last or the first missing one ended the worker.
+      static const ProcessResult kExitedCleanly = [] {
+        ProcessResult r;
+        r.started = r.exited = true;
+        r.exitCode = 0;
+        return r;
+      }();
+      std::vector<size_t> retry;
+      size_t k = 0;
+      for (; k < queue.size(); ++k) {
+        std::string report = work + "/" + res.results[queue[k]].id + ".verify";
+        bool nextHave =
+            k + 1 < queue.size() &&
+            ::access((work + "/" + res.results[queue[k + 1]].id + ".verify").c_str(), R_OK) == 0;
+        VariantResult &v = res.results[queue[k]];
         v.details.clear();
         v.mismatches.clear();
-        applyVerify(p, work + "/" + v.id + ".verify", v, gpu);
-        if (v.outcome != Outcome::NotRun)
+        std::string gpu;
+        applyVerify(nextHave ? kExitedCleanly : p, report, v, gpu);
+        // A worker that could not set up (no context, device busy) is not
+        // the candidate's fault: it gets one more worker.
+        if (v.outcome == Outcome::NotRun && ++attempts[queue[k]] < 2)
+          retry.push_back(queue[k]);
+        std::lock_guard<std::mutex> lock(mutex);
+        if (!gpu.empty())
+          gpuName = gpu;
+        if (v.outcome != Outcome::NotRun || attempts[queue[k]] >= 2)
+          progress("verify " + std::to_string(++verified) + "/" + std::to_string(toVerify.size()) +
+                   " " + v.id + ": " + outcomeName(v.outcome));
+        if (!nextHave) {
+          ++k;
           break;
-        std::this_thread::sleep_for(std::chrono::seconds(2));
+        }
       }
-      std::lock_guard<std::mutex> lock(mutex);
-      if (!gpu.empty())
-        gpuName = gpu;
-      progress("verify " + std::to_string(++verified) + "/" + std::to_string(toVerify.size()) +
-               " " + v.id + ": " + outcomeName(v.outcome));
+      if (!retry.empty())
+        std::this_thread::sleep_for(std::chrono::seconds(2));
+      std::vector<size_t> next = retry;
+      next.insert(next.end(), queue.begin() + std::min(k, queue.size()), queue.end());
+      next.insert(next.end(), rest.begin(), rest.end());
+      queue = std::move(next);
     }
   };
   {
-    int n = std::max(1, opts.verifyParallel);
+    size_t n = size_t(std::max(1, opts.verifyParallel));
+    std::vector<std::vector<size_t>> queues(std::min(n, std::max<size_t>(1, toVerify.size())));
+    for (size_t k = 0; k < toVerify.size(); ++k)
+      queues[k % queues.size()].push_back(toVerify[k]);
     std::vector<std::thread> threads;
-    for (int t = 0; t < n; ++t)
-      threads.emplace_back(verifyOne);
+    for (std::vector<size_t> &q : queues)
+      threads.emplace_back(verifyQueue, q);
     for (std::thread &t : threads)
       t.join();
   }
   res.gpu = gpuName;
+  phases.verify += clock.seconds() - verifyStart;
+  phases.verified += unsigned(toVerify.size());
   VariantResult &orig = res.results[0];
   if (orig.outcome != Outcome::Ok) {
     if (orig.outcome == Outcome::NotRun && !orig.details.empty())
@@ -304,6 +383,7 @@ Expected<EvalResults> evaluateBundle(const Bundle &bundle, const EvalOptions &op
   }
 
   // 4. Time the original and every verified variant in one session.
+  double timingStart = clock.seconds();
   std::vector<size_t> timed = {0};
   for (size_t i = 1; i < all.size(); ++i)
     if (res.results[i].outcome == Outcome::Ok)
@@ -397,6 +477,8 @@ Expected<EvalResults> evaluateBundle(const Bundle &bundle, const EvalOptions &op
     break;
   }
 
+  phases.timing += clock.seconds() - timingStart;
+
   // 5. Statistics.
   const std::vector<double> &ot = samples["original"];
   const std::vector<double> &oa = samplesAll["original"];
@@ -415,13 +497,68 @@ Expected<EvalResults> evaluateBundle(const Bundle &bundle, const EvalOptions &op
       v.details.push_back("speedup above 10x: check the measurement");
   }
   res.wallSeconds = clock.seconds();
-  // Not an `rm -rf` process: std::filesystem (the evaluator is plain C++,
-  // without LLVM) removes symbolic links inside, never what they point to.
-  if (!opts.keepWork && opts.workDir.empty()) {
-    std::error_code ec;
-    std::filesystem::remove_all(work, ec);
-  }
   return res;
+}
+
+} // namespace
+
+std::vector<Expected<EvalResults>> evaluateBundles(const std::vector<Bundle> &bundles,
+                                                   const EvalOptions &opts,
+                                                   EvalPhaseTimes *phasesOut) {
+  Clock clock;
+  EvalPhaseTimes phases;
+  if (!opts.compileCache.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(opts.compileCache, ec); // a miss costs a compile only
+  }
+  std::vector<PreparedBundle> prepared;
+  for (size_t b = 0; b < bundles.size(); ++b) {
+    std::string dir = opts.workDir;
+    if (!dir.empty() && bundles.size() > 1)
+      dir += "/b" + std::to_string(b);
+    prepared.push_back(prepareBundle(bundles[b], opts, dir));
+  }
+  // 2a. One compile pool over the variants of every bundle: a round of
+  // several kernels costs one compile wave, not one per kernel.
+  std::vector<CompileJob> jobs;
+  for (const PreparedBundle &p : prepared)
+    if (p.error.ok())
+      jobs.insert(jobs.end(), p.jobs.begin(), p.jobs.end());
+  int parallel = opts.jobs > 0 ? opts.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
+  size_t compiled = 0;
+  std::vector<CompileResult> cres = compileAll(jobs, parallel, [&](const CompileResult &r) {
+    if (opts.progress)
+      opts.progress("compile " + std::to_string(++compiled) + "/" + std::to_string(jobs.size()) +
+                    " " + r.id);
+  });
+  phases.compile = clock.seconds();
+  for (const CompileResult &r : cres)
+    ++(r.cached ? phases.cached : phases.compiled);
+  std::vector<Expected<EvalResults>> out;
+  size_t at = 0;
+  for (size_t b = 0; b < bundles.size(); ++b) {
+    PreparedBundle &p = prepared[b];
+    if (!p.error.ok()) {
+      out.push_back(p.error);
+      continue;
+    }
+    std::vector<CompileResult> mine(cres.begin() + at, cres.begin() + at + p.jobs.size());
+    at += p.jobs.size();
+    out.push_back(finishBundle(bundles[b], p, mine, opts, clock, phases));
+    // Not an `rm -rf` process: std::filesystem (the evaluator is plain C++,
+    // without LLVM) removes symbolic links inside, never what they point to.
+    if (!opts.keepWork && p.ownWork) {
+      std::error_code ec;
+      std::filesystem::remove_all(p.work, ec);
+    }
+  }
+  if (phasesOut)
+    *phasesOut = phases;
+  return out;
+}
+
+Expected<EvalResults> evaluateBundle(const Bundle &bundle, const EvalOptions &opts) {
+  return std::move(evaluateBundles({bundle}, opts).front());
 }
 
 std::string formatSummary(const EvalResults &r) {

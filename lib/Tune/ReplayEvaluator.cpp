@@ -13,6 +13,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -29,6 +30,20 @@ llvm::Error fail(const std::string &m) {
 Status writeText(const std::string &path, const std::string &text) {
   return writeFileAtomically(path, text.data(), text.size());
 }
+
+/// Adds the seconds from its construction to its destruction to `sum`, on
+/// every way out of a scope.
+class AddElapsed {
+public:
+  explicit AddElapsed(double &sum) : sum(sum) {}
+  ~AddElapsed() {
+    sum += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+
+private:
+  double &sum;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+};
 
 /// Launch-level transforms whose only host edit is the launch's grid and
 /// block (checked in passes/LaunchConfig.cpp and passes/Coarsen.cpp); fuse,
@@ -181,6 +196,7 @@ void ReplayEvaluator::capture() {
   if (didCapture)
     return;
   didCapture = true;
+  AddElapsed stopwatch(phases.capture); // every return below ends the capture
   auto note = [&](const std::string &m) {
     if (options.note)
       options.note(m);
@@ -238,6 +254,16 @@ void ReplayEvaluator::capture() {
   ProcessResult rr = runProcess(run, options.runTimeout, {"CUDAL1_CAPTURE_FILE=" + captureFile});
   if (!rr.exited || rr.exitCode != 0)
     return refuseAll("the instrumented program failed (" + rr.describe() + ")");
+  if (!llvm::sys::fs::exists(captureFile)) {
+    // The runtime writes nothing when every launch was refused; its own
+    // lines say why (a cap, globals it cannot restore).
+    std::string why;
+    std::istringstream lines(rr.output);
+    for (std::string l; std::getline(lines, l);)
+      if (l.rfind("cudal1-capture:", 0) == 0 && why.size() < 600)
+        why += (why.empty() ? "" : "; ") + l.substr(16);
+    return refuseAll("no launch was captured" + (why.empty() ? std::string() : ": " + why));
+  }
   Expected<CaptureFile> cf = readCaptureFile(captureFile);
   if (!cf.ok())
     return refuseAll("the capture is unusable: " + cf.error().message());
@@ -293,6 +319,12 @@ void ReplayEvaluator::capture() {
       shape.scalar = scalar;
       kc.reductionLength = std::max(kc.reductionLength, reductionLength(*ref, shape));
     }
+    // Its own capture file: every worker of its bundles reads (and checks
+    // the checksum of) only this kernel's launches, not every kernel's.
+    CaptureFile own;
+    own.launches = kc.launches;
+    std::string ownFile = work + "/capture-" + std::to_string(k) + ".bin";
+    kc.captureFile = writeCaptureFile(ownFile, own).ok() ? ownFile : captureFile;
     ++usable;
   }
   if (!usable)
@@ -332,6 +364,7 @@ std::string ReplayEvaluator::accepts(const Candidate &c) {
 
 llvm::Expected<std::vector<CandidateResult>>
 ReplayEvaluator::evaluate(const std::vector<Candidate> &cands) {
+  AddElapsed addWall(phases.wall);
   std::vector<CandidateResult> out(cands.size());
   std::map<size_t, std::vector<size_t>> byKernel;
   for (size_t i = 0; i < cands.size(); ++i) {
@@ -340,6 +373,10 @@ ReplayEvaluator::evaluate(const std::vector<Candidate> &cands) {
     byKernel[cands[i].kernel].push_back(i);
   }
   ++batch;
+  // Every kernel's bundle of this batch goes to one cudal1-eval: its
+  // variants compile in one pool, the original and the reference come from
+  // the session's compile cache after the first batch.
+  std::vector<std::string> bundleDirs;
   for (auto &[k, idx] : byKernel) {
     const KernelCapture &kc = kernels[k];
     const TuneKernel &tk = space.kernels[k];
@@ -349,7 +386,6 @@ ReplayEvaluator::evaluate(const std::vector<Candidate> &cands) {
     b.entry = kc.entry;
     b.arch = options.arch;
     b.compiler = "nvcc"; // the whole unit, host main included
-    std::string argErr;
     for (const std::string &w : splitWords(kc.args)) {
       Expected<ArgType> t = parseArgType(w);
       if (!t.ok())
@@ -368,7 +404,7 @@ ReplayEvaluator::evaluate(const std::vector<Candidate> &cands) {
     b.reference.entry = kc.referenceEntry;
     f.referenceSource = kc.referenceSource;
     f.reductionLength = kc.haveReference ? 0 : kc.reductionLength;
-    f.captures = {captureFile};
+    f.captures = {kc.captureFile};
     for (size_t i : idx) {
       const Candidate &c = cands[i];
       VariantSpec v;
@@ -382,13 +418,24 @@ ReplayEvaluator::evaluate(const std::vector<Candidate> &cands) {
     std::string bdir = work + "/b" + std::to_string(batch) + "-" + std::to_string(k);
     if (Status s = writeKernelBundle(bdir, std::move(f)); !s.ok())
       return fail("replay: " + s.message());
-    std::vector<std::string> argv = {findEval(options),     bdir,     "-o",
-                                     bdir + "/results.txt", "--seed", std::to_string(batch)};
-    argv.insert(argv.end(), options.evalArgs.begin(), options.evalArgs.end());
-    ProcessResult pr = runProcess(argv, options.evalTimeout);
-    if (!pr.exited || pr.exitCode != 0)
-      return fail("replay: cudal1-eval " + bdir + " failed (" + pr.describe() +
-                  "): " + pr.output.substr(pr.output.size() > 2000 ? pr.output.size() - 2000 : 0));
+    bundleDirs.push_back(bdir);
+  }
+  std::string phasesFile = work + "/phases" + std::to_string(batch) + ".txt";
+  std::vector<std::string> argv = {findEval(options), "--seed", std::to_string(batch),
+                                   "--compile-cache", work + "/cubins", "--phases", phasesFile};
+  argv.insert(argv.end(), options.evalArgs.begin(), options.evalArgs.end());
+  argv.insert(argv.end(), bundleDirs.begin(), bundleDirs.end());
+  ProcessResult pr = runProcess(argv, options.evalTimeout);
+  if (!pr.exited || pr.exitCode != 0)
+    return fail("replay: cudal1-eval failed (" + pr.describe() +
+                "): " + pr.output.substr(pr.output.size() > 2000 ? pr.output.size() - 2000 : 0));
+  readPhases(phasesFile);
+  ++phases.batches;
+  phases.variants += unsigned(cands.size());
+  size_t bundleAt = 0;
+  for (auto &[k, idx] : byKernel) {
+    const KernelCapture &kc = kernels[k];
+    const std::string &bdir = bundleDirs[bundleAt++];
     Expected<EvalResults> res = readResults(bdir + "/results.txt");
     if (!res.ok())
       return fail("replay: " + res.error().message());
@@ -404,6 +451,29 @@ ReplayEvaluator::evaluate(const std::vector<Candidate> &cands) {
     }
   }
   return out;
+}
+
+void ReplayEvaluator::readPhases(const std::string &path) {
+  Expected<std::vector<uint8_t>> text = readWholeFile(path);
+  if (!text.ok())
+    return; // the times are for people; the results are what counts
+  std::istringstream in(std::string(text->begin(), text->end()));
+  std::string name;
+  double value;
+  while (in >> name >> value) {
+    if (name == "compile")
+      phases.compile += value;
+    else if (name == "verify")
+      phases.verify += value;
+    else if (name == "timing")
+      phases.timing += value;
+    else if (name == "compiled")
+      phases.compiled += unsigned(value);
+    else if (name == "cached")
+      phases.cached += unsigned(value);
+    else if (name == "verified")
+      phases.verified += unsigned(value);
+  }
 }
 
 JudgingEvaluator::JudgingEvaluator(VariantEvaluator &r,

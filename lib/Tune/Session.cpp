@@ -20,6 +20,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <algorithm>
+#include <chrono>
 #include <map>
 #include <optional>
 
@@ -37,6 +39,7 @@ struct ReportContext {
   std::string timeRegex;
   VariantResult original; ///< its roofline floor
   std::optional<RooflineCeilings> ceilings;
+  std::string timings; ///< formatTimings of a --tune run; empty otherwise
 };
 
 ReportData makeReport(const RewriteInput &in, const SessionOptions &o, const TuneSpace &space,
@@ -86,7 +89,7 @@ bool sameFile(const std::string &a, const std::string &b) {
 SessionStatus finish(const RewriteInput &in, const SessionOptions &o, TuneDB *db,
                      const TuneSpace &space, const TuneResult &r, const ReportContext &ctx) {
   llvm::raw_ostream &out = *o.out;
-  out << formatSessionSummary(r);
+  out << formatSessionSummary(r) << ctx.timings;
   if (db) {
     if (llvm::Error e = recordSession(*db, space, r, o.arch, newSessionId()))
       return failed(SessionStatus::InputError,
@@ -200,6 +203,28 @@ std::string bestJudge(const TuneResult &r, size_t k, const Plan &plan) {
 }
 } // namespace
 
+std::string formatTimings(const SessionTimings &t) {
+  const ReplayTimes &rt = t.replay;
+  double program = std::max(0.0, t.rounds - rt.wall);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::formatv("time: {0:F1} s in all: legal space {1:F1} s, reference program {2:F1} s, "
+                      "rounds {3:F1} s, reproducibility check {4:F1} s\n",
+                      t.total, t.legalSpace, t.reference, t.rounds, t.check);
+  if (rt.batches > 0)
+    os << llvm::formatv("  replay: {0} variant(s) in {1} batch(es), {2:F1} s (capture {3:F1} s; "
+                        "compile {4:F1} s for {5} cubin(s), {6} from the cache; verify {7:F1} s; "
+                        "timing {8:F1} s): {9:F1} variants/min\n",
+                        rt.variants, rt.batches, rt.wall, rt.capture, rt.compile, rt.compiled,
+                        rt.cached, rt.verify, rt.timing,
+                        rt.wall > 0 ? 60.0 * rt.variants / rt.wall : 0.0);
+  if (t.programVariants > 0)
+    os << llvm::formatv("  whole programs: {0} variant(s), {1:F1} s: {2:F1} variants/min\n",
+                        t.programVariants, program,
+                        program > 0 ? 60.0 * t.programVariants / program : 0.0);
+  return text;
+}
+
 std::string formatSessionSummary(const TuneResult &r) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -268,6 +293,11 @@ std::string formatSessionSummary(const TuneResult &r) {
 
 SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
                          VariantEvaluator *evaluator, TuneDB *db) {
+  SessionTimings timings;
+  auto started = std::chrono::steady_clock::now();
+  auto since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
   auto note = [&](const std::string &m) {
     if (o.note)
       o.note(m);
@@ -310,7 +340,9 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
   }
 
   // 2. The legal space: per kernel its steps and features.
+  auto stage = std::chrono::steady_clock::now();
   llvm::Expected<TuneSpace> space = collectTuneSpace(in);
+  timings.legalSpace = since(stage);
   if (!space)
     return failed(SessionStatus::InputError, llvm::toString(space.takeError()));
   if (space->kernels.empty())
@@ -329,6 +361,7 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
   // The reference program judges program-level variants (docs/Reference.md):
   // derived once, carried by every program bundle of the session.
   ProgramSetup setup = o.setup;
+  stage = std::chrono::steady_clock::now();
   if (setup.referenceSource.empty() && o.mode != SessionOptions::ImportResults) {
     llvm::Expected<ReferenceProgram> rp = deriveReferenceProgram(in);
     if (!rp)
@@ -341,6 +374,8 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
       setup.referenceSource = std::move(rp->source);
     }
   }
+
+  timings.reference = since(stage);
 
   // 3. Where measuring happens here, the GPU is known before the first
   // proposal, and with it the exemplars of earlier sessions on it.
@@ -429,9 +464,16 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
   }
 
   // 5c. --tune: rounds measured here.
+  stage = std::chrono::steady_clock::now();
   llvm::Expected<TuneResult> r = tuner.run(*evaluator);
   if (!r)
     return failed(SessionStatus::InputError, llvm::toString(r.takeError()));
+  timings.rounds = since(stage);
+  if (replayEvaluator)
+    timings.replay = replayEvaluator->times();
+  for (const TuneRecord &rec : r->records)
+    timings.programVariants += rec.result.judge == Judge::Program;
+  stage = std::chrono::steady_clock::now();
   // 6. The final plan once more, as a whole program, in a measurement of its
   // own with more rounds: used only if it holds up there.
   if (!r->finalPlan.steps.empty()) {
@@ -472,6 +514,9 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
       }
     applyCheck(*r, *check);
   }
+  timings.check = since(stage);
+  timings.total = since(started);
+  ctx.timings = formatTimings(timings);
   ctx.date = utcTimestamp();
   ctx.timeRegex = o.setup.timeRegex;
   if (programEvaluator)

@@ -129,6 +129,47 @@ int main(int argc, char **argv) {
   check(half && half->outcome == Outcome::Wrong && half->verifyMode == "double-reference",
         "half (drops half of the terms): wrong against the derived double reference, seen " +
             verdict(half));
+
+  // 5. Several bundles in one call (issue 15 item 5, the tuner's replay
+  // batches): one compile pool, each bundle its own results; a second call
+  // with the same compile cache compiles nothing.
+  std::string dir2 = dir + "-copy", cache = dir + "-cubins";
+  runProcess({"rm", "-rf", dir2, cache}, 60);
+  ::mkdir(dir2.c_str(), 0755);
+  for (const char *f : {"original.cu", "warp.cu", "manifest.txt", "reference.cu", "half.cu"})
+    copyFile(dir + "/" + f, dir2 + "/" + f);
+  copyFile(capture, dir2 + "/demo.capture");
+  auto phaseCount = [](const std::string &path, const std::string &name) {
+    std::ifstream in(path);
+    std::string key;
+    double value;
+    while (in >> key >> value)
+      if (key == name)
+        return value;
+    return -1.0;
+  };
+  for (int call = 0; call < 2; ++call) {
+    std::string phases = dir + "-phases" + std::to_string(call) + ".txt";
+    ProcessResult two = runProcess({eval, dir, dir2, "--window", "1", "--timeout", "20", "--seed",
+                                    "7", "--compile-cache", cache, "--phases", phases},
+                                   600);
+    std::printf("== cudal1-eval, two bundles, call %d (%s, %.1f s)\n%s", call + 1,
+                two.describe().c_str(), two.seconds, two.output.c_str());
+    check(two.exited && two.exitCode == 0, "two bundles in one call evaluate");
+    for (const std::string &d : {dir, dir2}) {
+      Expected<EvalResults> rr = readResults(d + "/results.txt");
+      const VariantResult *w = rr.ok() ? rr->find("warp") : nullptr;
+      const VariantResult *h = rr.ok() ? rr->find("half") : nullptr;
+      check(w && w->outcome == Outcome::Ok && h && h->outcome == Outcome::Wrong,
+            d + ": the same verdicts as alone (warp ok, half wrong)");
+    }
+    double compiled = phaseCount(phases, "compiled"), cached = phaseCount(phases, "cached");
+    std::snprintf(buf, sizeof buf, "call %d: %.0f compiled, %.0f from the cache", call + 1,
+                  compiled, cached);
+    // The first call's twins compile at once (or, with few cores, the
+    // later twin hits the cache); the second call compiles nothing.
+    check(call == 0 ? compiled >= 4 && compiled + cached == 8 : compiled == 0 && cached == 8, buf);
+  }
   std::printf("\n%d failure(s)\n", failures);
   return failures == 0 ? 0 : 1;
 }

@@ -13,22 +13,30 @@
 using namespace cudal1;
 
 namespace {
-const char *kUsage = "usage: cudal1-eval BUNDLE [--gpu N] [--jobs J] [--time-budget S]\n"
+const char *kUsage = "usage: cudal1-eval BUNDLE... [--gpu N] [--jobs J] [--time-budget S]\n"
                      "                   [--window S] [--timeout S] [--seed N] [--keep-work DIR]\n"
                      "                   [--rounds N] [--race K [--screen N]] [-o RESULTS]\n"
+                     "                   [--compile-cache DIR] [--phases FILE]\n"
                      "       cudal1-eval --probe [--gpu N]   (exit 77 when there is no GPU)\n"
                      "\n"
                      "Compiles the bundle's variants, verifies each against the double-precision\n"
                      "reference in its own process, times the verified ones against the original\n"
                      "and writes RESULTS (default BUNDLE/results.txt). A program bundle (first\n"
                      "line 'cudal1-program-bundle 1') is built, run and compared by its printed\n"
-                     "output instead. See docs/Evaluator.md.\n"
+                     "output instead. Several kernel bundles are compiled in one pool, then\n"
+                     "verified and timed in turn, each writing BUNDLE/results.txt. See\n"
+                     "docs/Evaluator.md.\n"
                      "  --gpu N          GPU ordinal (default 0)\n"
                      "  --jobs J         parallel compiles (default: all cores)\n"
                      "  --time-budget S  seconds for the whole evaluation (default: none)\n"
                      "  --window S       timing window (default: 0.25 s per candidate, 2..30)\n"
                      "  --timeout S      limit per verification worker (default 30)\n"
                      "  --verify-jobs N  verification workers at a time (default 1)\n"
+                     "  --verify-batch N candidates per verification worker (default 0: all;\n"
+                     "                   a worker stops at the first one that is not ok)\n"
+                     "  --compile-cache DIR  reuse cubins compiled from the same source and\n"
+                     "                   flags (kept across calls of one tuning session)\n"
+                     "  --phases FILE    write where the time went (compile, verify, timing)\n"
                      "Program bundles:\n"
                      "  --rounds N       timing rounds (default 15)\n"
                      "  --race K         time only the K variants fastest in their (serial)\n"
@@ -49,7 +57,7 @@ int main(int argc, char **argv) {
   EvalRequest req;
   EvalOptions &opts = req.options;
   cuda::WorkerArgs &worker = req.worker;
-  std::string &bundleDir = req.bundleDir, &output = req.output;
+  std::string &output = req.output;
   bool &probe = req.probe;
   int &rounds = req.rounds, &race = req.race, &screen = req.screen; // program bundles only
   for (int i = 1; i < argc; ++i) {
@@ -95,6 +103,8 @@ int main(int argc, char **argv) {
       screen = std::max(1, int(num("--screen")));
     else if (a == "--verify-jobs")
       opts.verifyParallel = std::max(1, int(num("--verify-jobs")));
+    else if (a == "--verify-batch")
+      opts.verifyBatch = int(num("--verify-batch"));
     else if (a == "--timeout")
       opts.verifyTimeout = num("--timeout");
     else if (a == "--seed") {
@@ -105,6 +115,10 @@ int main(int argc, char **argv) {
       opts.seed = worker.seed = seed;
     } else if (a == "--keep-work")
       opts.workDir = value("--keep-work"), opts.keepWork = true;
+    else if (a == "--compile-cache")
+      opts.compileCache = value("--compile-cache");
+    else if (a == "--phases")
+      req.phasesFile = value("--phases");
     else if (a == "-o" || a == "--output")
       output = value("-o");
     else if (a == "--worker")
@@ -113,16 +127,16 @@ int main(int argc, char **argv) {
       worker.bundleDir = value("--bundle");
     else if (a == "--work")
       worker.workDir = value("--work");
+    else if (a == "--candidate-timeout")
+      worker.candidateTimeout = num("--candidate-timeout");
     else if (a == "--id")
       worker.ids.push_back(value("--id"));
     else if (!a.empty() && a[0] == '-')
       return usageError("unknown option " + a);
-    else if (bundleDir.empty())
-      bundleDir = a;
     else
-      return usageError("more than one bundle given");
+      req.bundleDirs.push_back(a);
   }
-  if (worker.mode.empty() && !probe && bundleDir.empty())
+  if (worker.mode.empty() && !probe && req.bundleDirs.empty())
     return usageError("no bundle given");
   return runEvalRequest(req);
 }

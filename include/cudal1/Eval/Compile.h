@@ -17,6 +17,11 @@ struct CompileJob {
   std::string compiler;           ///< auto, nvrtc or nvcc
   std::vector<std::string> flags; ///< the user's flags, then the variant's
   std::string arch = "sm_90";
+  /// A directory of cubins by content (compiler, arch, flags, toolkit and
+  /// source text): a job seen before is copied from it instead of compiled.
+  /// Headers the source includes are not part of the key, so a cache lives
+  /// as long as one tuning session, whose files do not change. Empty: none.
+  std::string cacheDir;
 };
 
 struct CompileResult {
@@ -24,6 +29,7 @@ struct CompileResult {
   bool ok = false;
   std::string compiler; ///< the one actually used
   double seconds = 0;
+  bool cached = false; ///< copied from CompileJob::cacheDir
   std::string log;
 };
 

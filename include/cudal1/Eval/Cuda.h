@@ -25,16 +25,22 @@ Expected<std::vector<uint8_t>> compileWithNvrtc(const std::string &source, const
 struct WorkerArgs {
   std::string mode; ///< "verify" or "time"
   std::string bundleDir;
-  std::string workDir;          ///< holds ID.cubin; the worker writes its report here
-  std::vector<std::string> ids; ///< verify: one id; time: original first
+  std::string workDir; ///< holds ID.cubin; the worker writes its report here
+  /// verify: the candidates, verified in order until the first that is
+  /// not ok; time: the original first, then the verified variants.
+  std::vector<std::string> ids;
   int gpu = 0;
+  /// verify: seconds one candidate may take (0: no limit); past it the
+  /// worker writes its report (outcome timeout) and exits with code 4.
+  double candidateTimeout = 0;
   double windowSeconds = 2;
   uint64_t seed = 1;
 };
 
 /// Runs a worker in this process (meant to be a child: a fault kills it).
-/// Writes WORK/ID.verify or WORK/timing.txt; the exit code says whether the
-/// report is complete (0) or the worker stopped on a CUDA error (3).
+/// Writes WORK/ID.verify (one per candidate reached) or WORK/timing.txt; the
+/// exit code says whether the reports are complete (0), our setup failed (2),
+/// the worker stopped on a CUDA error (3) or a candidate's time limit (4).
 int runWorker(const WorkerArgs &args);
 
 } // namespace cudal1::cuda

@@ -12,12 +12,16 @@
 #include "cudal1/Eval/Evaluator.h"
 
 #include <string>
+#include <vector>
 
 namespace cudal1 {
 
 struct EvalRequest {
-  std::string bundleDir;
-  std::string output; ///< empty: BUNDLE/results.txt
+  /// One program or kernel bundle, or several kernel bundles: those are
+  /// compiled in one pool, then verified and timed one after the other.
+  std::vector<std::string> bundleDirs;
+  std::string output;     ///< empty: BUNDLE/results.txt (one bundle only)
+  std::string phasesFile; ///< empty: none; else where the time went (EvalPhaseTimes)
   bool probe = false;
   EvalOptions options;
   cuda::WorkerArgs worker;               ///< worker.mode set: run as a verification worker

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace cudal1 {
 
@@ -25,7 +26,14 @@ struct EvalOptions {
   /// failures first blamed on concurrency came from a driver-ABI bug, since
   /// fixed in lib/Eval/Cuda/Driver.h).
   int verifyParallel = 1;
+  /// Candidates one verification worker takes in turn (0: all of its
+  /// queue). A worker stops at the first candidate that is not ok, so a
+  /// fault never judges the next one; 1 is a process per candidate.
+  int verifyBatch = 0;
   std::string workDir; ///< empty: a fresh directory under $TMPDIR
+  /// Compiled cubins by content, kept across evaluations of one session
+  /// (CompileJob::cacheDir): the original and the reference compile once.
+  std::string compileCache;
   bool keepWork = false;
   uint64_t seed = 1;
   /// The cudal1-eval executable that runs workers (--worker ...). Empty:
@@ -39,6 +47,20 @@ struct EvalOptions {
 /// (bad bundle or capture, no GPU, the original does not compile); faults of
 /// candidates are results, not errors.
 Expected<EvalResults> evaluateBundle(const Bundle &bundle, const EvalOptions &options);
+
+/// Where an evaluation's time went (seconds since it began: compile
+/// includes reading the captures).
+struct EvalPhaseTimes {
+  double compile = 0, verify = 0, timing = 0;
+  unsigned compiled = 0, cached = 0, verified = 0;
+};
+
+/// Evaluates several bundles: the variants of all of them are compiled in
+/// one pool over all cores, then each bundle is verified and timed on its
+/// own, in order. One result per bundle, as evaluateBundle gives it.
+std::vector<Expected<EvalResults>> evaluateBundles(const std::vector<Bundle> &bundles,
+                                                   const EvalOptions &options,
+                                                   EvalPhaseTimes *phases = nullptr);
 
 /// Computes speedups from per-round samples (exposed for tests): fills
 /// time, speedup, interval, faster, suspicious and side-work of `v`

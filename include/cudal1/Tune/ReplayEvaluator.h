@@ -69,6 +69,15 @@ struct ReplayOptions {
   std::function<void(const std::string &)> note;
 };
 
+/// Where replay's time went, summed over a session (cudal1-eval --phases):
+/// the throughput table of docs/results (issue 15 item 5).
+struct ReplayTimes {
+  double capture = 0; ///< building and running the instrumented program
+  double wall = 0;    ///< in evaluate(), the capture included
+  double compile = 0, verify = 0, timing = 0;
+  unsigned batches = 0, variants = 0, compiled = 0, cached = 0, verified = 0;
+};
+
 class ReplayEvaluator : public VariantEvaluator {
 public:
   ReplayEvaluator(RewriteInput input, TuneSpace space, ProgramSetup setup, ReplayOptions options);
@@ -81,11 +90,13 @@ public:
   std::string gpuName() const override { return gpu; }
   /// The capture has run and recorded launches of at least one kernel.
   bool captured();
+  const ReplayTimes &times() const { return phases; }
 
 private:
   struct KernelCapture {
     std::vector<CapturedLaunch> launches;
-    std::string refusal; ///< why this kernel is not replayed ("" when it is)
+    std::string captureFile; ///< its launches alone (the session's capture if that failed)
+    std::string refusal;     ///< why this kernel is not replayed ("" when it is)
     std::string entry;   ///< the original's mangled name
     std::string args;    ///< the manifest's args
     bool haveReference = false;
@@ -94,6 +105,7 @@ private:
     uint64_t reductionLength = 1;
   };
   void capture();
+  void readPhases(const std::string &path);
   RewriteInput input;
   TuneSpace space;
   ProgramSetup setup;
@@ -102,6 +114,7 @@ private:
   std::string captureError, work, captureFile, gpu;
   std::vector<KernelCapture> kernels; ///< parallel to space.kernels
   unsigned batch = 0;
+  ReplayTimes phases;
 };
 
 /// The judge per candidate: those `replayable` accepts go to `replay`, the

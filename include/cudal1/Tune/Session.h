@@ -75,6 +75,15 @@ void applyCheck(TuneResult &result, const ReproCheck &check);
 /// The table printed at the end of a session.
 std::string formatSessionSummary(const TuneResult &result);
 
+/// Where a --tune run's wall time went, stage by stage (issue 15 item 5).
+struct SessionTimings {
+  double total = 0, legalSpace = 0, reference = 0, rounds = 0, check = 0;
+  ReplayTimes replay;           ///< the kernel-level judge's share of `rounds`
+  unsigned programVariants = 0; ///< judged as whole programs in `rounds`
+};
+/// "time: ..." lines for people, printed after the session summary.
+std::string formatTimings(const SessionTimings &timings);
+
 } // namespace cudal1
 
 #endif

@@ -11,10 +11,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <random>
 #include <sstream>
+#include <thread>
 
 namespace cudal1::cuda {
 
@@ -431,11 +435,26 @@ std::string verifyMode(const Bundle &b) {
 
 // --- verify ------------------------------------------------------------
 
-int verifyWorker(const WorkerArgs &w) {
+/// Shared by the candidates of one verify worker: the bundle, its launches,
+/// the context and the reference module are set up once.
+struct VerifySetup {
+  Bundle bundle;
+  std::vector<CaptureFile> files;
+  std::vector<const CapturedLaunch *> launches;
+  Context c;
+  Module ref;
+};
+
+/// Verifies one candidate and writes WORK/ID.verify. `outcome` receives
+/// what the report says; the return value is the worker's exit code so far
+/// (0: the report is complete; 2: our setup failed; 3: a CUDA error).
+int verifyCandidate(const WorkerArgs &w, VerifySetup &vs, const std::string &id,
+                    std::string &outcome) {
   Report rep;
-  std::string out = w.workDir + "/" + w.ids.at(0) + ".verify";
-  auto finish = [&](const char *outcome, int code) {
-    rep.lines.insert(rep.lines.begin(), std::string("outcome ") + outcome);
+  std::string out = w.workDir + "/" + id + ".verify";
+  auto finish = [&](const char *what, int code) {
+    outcome = what;
+    rep.lines.insert(rep.lines.begin(), std::string("outcome ") + what);
     Status s = rep.write(out);
     if (!s.ok())
       std::fprintf(stderr, "%s\n", s.message().c_str());
@@ -445,19 +464,11 @@ int verifyWorker(const WorkerArgs &w) {
     rep.add("detail", "worker setup failed: " + s.message());
     return finish("setup-error", 2);
   };
-  Expected<Bundle> b = readBundle(w.bundleDir);
-  if (!b.ok())
-    return setupError(b.error());
-  const VariantSpec *spec = findSpec(*b, w.ids[0]);
+  const Bundle *b = &vs.bundle;
+  Context &c = vs.c;
+  const VariantSpec *spec = findSpec(*b, id);
   if (!spec)
-    return setupError(makeError("no variant '", w.ids[0], "' in the bundle"));
-  std::vector<CaptureFile> files;
-  auto launches = selectLaunches(*b, files);
-  if (!launches.ok())
-    return setupError(launches.error());
-  Context c;
-  if (Status s = initContext(w.gpu, c); !s.ok())
-    return setupError(s);
+    return setupError(makeError("no variant '", id, "' in the bundle"));
   rep.add("gpu", c.name);
   rep.add("mode", verifyMode(*b));
   Expected<Module> mod = loadModule(c, w.workDir + "/" + spec->id + ".cubin", spec->entry);
@@ -465,23 +476,15 @@ int verifyWorker(const WorkerArgs &w) {
     rep.add("detail", mod.error().message());
     return finish("load-error", 0);
   }
-  Module ref;
-  if (b->hasReference) {
-    Expected<Module> r = loadModule(c, w.workDir + "/reference.cubin", b->reference.entry);
-    if (!r.ok())
-      return setupError(r.error().withContext("reference"));
-    ref = *r;
-  }
-
   VerifyResult vr;
   vr.mode = verifyMode(*b);
   bool wrongFirst = false;
-  for (size_t li = 0; li < launches->size(); ++li) {
+  for (size_t li = 0; li < vs.launches.size(); ++li) {
     LaunchState ls;
-    if (Status s = setupLaunch(c, *b, *(*launches)[li], b->hasReference, ls); !s.ok())
+    if (Status s = setupLaunch(c, *b, *vs.launches[li], b->hasReference, ls); !s.ok())
       return setupError(s);
     if (b->hasReference) {
-      RunError e = runReference(c, *b, ref, ls);
+      RunError e = runReference(c, *b, vs.ref, ls);
       if (e.failed)
         return setupError(Status::error(e.text));
     }
@@ -523,6 +526,7 @@ int verifyWorker(const WorkerArgs &w) {
     if (!vr.pass)
       break;
   }
+  (void)c.api->cuModuleUnload(mod->mod);
   for (const std::string &n : vr.notes)
     rep.add("detail", n);
   if (!vr.pass)
@@ -531,6 +535,111 @@ int verifyWorker(const WorkerArgs &w) {
   for (const Mismatch &m : vr.mismatches)
     rep.add("mismatch", mismatchText(m));
   return finish(vr.pass ? "ok" : "wrong", 0);
+}
+
+/// Kills this worker when one candidate runs past its limit, after writing
+/// that candidate's report (a hung kernel cannot be interrupted otherwise).
+class Watchdog {
+public:
+  explicit Watchdog(double limitSeconds) : limit(limitSeconds) {
+    if (limit > 0)
+      thread = std::thread([this] { watch(); });
+  }
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      done = true;
+    }
+    wake.notify_all();
+    if (thread.joinable())
+      thread.join();
+  }
+  /// The candidate now running, and its report's path.
+  void start(const std::string &reportPath) {
+    std::lock_guard<std::mutex> lock(mutex);
+    report = reportPath;
+    deadline = std::chrono::steady_clock::now() +
+               std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                   std::chrono::duration<double>(limit));
+    wake.notify_all();
+  }
+  void stop() {
+    std::lock_guard<std::mutex> lock(mutex);
+    report.clear();
+  }
+
+private:
+  void watch() {
+    std::unique_lock<std::mutex> lock(mutex);
+    while (!done) {
+      if (report.empty()) {
+        wake.wait(lock);
+        continue;
+      }
+      if (wake.wait_until(lock, deadline) == std::cv_status::timeout && !report.empty() &&
+          std::chrono::steady_clock::now() >= deadline) {
+        Report rep;
+        rep.lines.push_back("outcome timeout");
+        rep.add("detail", "killed after the time limit of the verification worker (a hang or "
+                          "an endless loop)");
+        (void)rep.write(report);
+        std::fflush(nullptr);
+        std::_Exit(4);
+      }
+    }
+  }
+  double limit;
+  std::thread thread;
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool done = false;
+  std::string report;
+  std::chrono::steady_clock::time_point deadline;
+};
+
+// One worker verifies its candidates in order and stops after the first
+// that is not ok (a fault may have left the context unusable, a wrong
+// variant may have written where it should not): the evaluator starts a
+// fresh worker for the rest.
+int verifyWorker(const WorkerArgs &w) {
+  VerifySetup vs;
+  std::string ignored;
+  auto setupFailed = [&](const Status &s) {
+    Report rep;
+    rep.lines.push_back("outcome setup-error");
+    rep.add("detail", "worker setup failed: " + s.message());
+    Status ws = rep.write(w.workDir + "/" + w.ids.at(0) + ".verify");
+    if (!ws.ok())
+      std::fprintf(stderr, "%s\n", ws.message().c_str());
+    return 2;
+  };
+  Expected<Bundle> b = readBundle(w.bundleDir);
+  if (!b.ok())
+    return setupFailed(b.error());
+  vs.bundle = b.take();
+  auto launches = selectLaunches(vs.bundle, vs.files);
+  if (!launches.ok())
+    return setupFailed(launches.error());
+  vs.launches = *launches;
+  if (Status s = initContext(w.gpu, vs.c); !s.ok())
+    return setupFailed(s);
+  if (vs.bundle.hasReference) {
+    Expected<Module> r =
+        loadModule(vs.c, w.workDir + "/reference.cubin", vs.bundle.reference.entry);
+    if (!r.ok())
+      return setupFailed(r.error().withContext("reference"));
+    vs.ref = *r;
+  }
+  Watchdog watchdog(w.candidateTimeout);
+  for (const std::string &id : w.ids) {
+    watchdog.start(w.workDir + "/" + id + ".verify");
+    std::string outcome;
+    int code = verifyCandidate(w, vs, id, outcome);
+    watchdog.stop();
+    if (code != 0 || outcome != "ok")
+      return code;
+  }
+  return 0;
 }
 
 // --- time --------------------------------------------------------------

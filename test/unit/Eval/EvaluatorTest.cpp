@@ -69,5 +69,26 @@ TEST(Evaluator, TurnsWorkerBehaviourIntoResults) {
   EXPECT_NEAR(slow->speedup, 0.5, 1e-9);
   EXPECT_FALSE(slow->faster);
   EXPECT_FALSE(r->find("hang")->timed);
+
+  // One candidate per worker judges alike. Two copies of the bundle in one
+  // evaluation share the compile cache: every variant but `broken` is k.cu,
+  // so with two compile threads only the first two jobs (the original and
+  // `fast`, at once) and the two bad.cu jobs (failures are not kept) compile.
+  EvalOptions single = opts;
+  single.verifyBatch = 1;
+  Expected<EvalResults> r1 = evaluateBundle(*b, single);
+  ASSERT_TRUE(r1.ok()) << r1.error().message();
+  for (const VariantResult &v : r->results)
+    EXPECT_EQ(r1->find(v.id)->outcome, v.outcome) << v.id;
+  EvalOptions cached = opts;
+  cached.compileCache = d + "/cubins";
+  EvalPhaseTimes phases;
+  std::vector<Expected<EvalResults>> two = evaluateBundles({*b, *b}, cached, &phases);
+  ASSERT_EQ(two.size(), 2u);
+  ASSERT_TRUE(two[0].ok() && two[1].ok());
+  EXPECT_EQ(two[1]->find("fast")->outcome, Outcome::Ok);
+  EXPECT_EQ(two[1]->find("broken")->outcome, Outcome::CompileError);
+  EXPECT_EQ(phases.compiled, 4u);
+  EXPECT_EQ(phases.cached, 16u);
   std::system(("rm -rf " + d).c_str());
 }
