@@ -23,6 +23,10 @@ namespace cudal1 {
 
 namespace {
 
+/// Rounds before racing may drop a variant: enough for a bucketed
+/// bootstrap interval to mean something.
+constexpr int kMinRoundsBeforeRacing = 6;
+
 using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point t) {
@@ -695,6 +699,53 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
 
   // 4. Timing rounds in a fresh random order; every timed run re-checked.
   std::map<size_t, std::vector<double>> samples;
+  // Racing between rounds (stopWhenDecided): a variant whose interval lies
+  // below 1, or below the surest variant's lower bound, cannot win and
+  // leaves the rounds; when one variant is left and its interval is above
+  // 1, the rounds end. The speedups below use every round each one ran.
+  auto raceRounds = [&](int done, const std::map<size_t, std::vector<double>> &sm,
+                        std::vector<size_t> &racing) {
+    std::map<size_t, SpeedupEstimate> est;
+    double bestLo = 0;
+    for (size_t i : racing) {
+      if (i == 0 || res.results[i].outcome != Outcome::Ok)
+        continue;
+      std::vector<double> a, c;
+      const std::vector<double> &base = sm.at(0), &mine = sm.at(i);
+      for (size_t k = 0; k < base.size() && k < mine.size(); ++k)
+        if (std::isfinite(base[k]) && std::isfinite(mine[k])) {
+          a.push_back(base[k]);
+          c.push_back(mine[k]);
+        }
+      if (c.size() < size_t(kMinRoundsBeforeRacing))
+        continue;
+      est[i] = bootstrapSpeedup(a, c, 10, 1000, opts.seed + i);
+      bestLo = std::max(bestLo, est[i].lo);
+    }
+    std::vector<size_t> keep = {0};
+    for (size_t i : racing) {
+      if (i == 0)
+        continue;
+      auto e = est.find(i);
+      if (e != est.end() && (e->second.hi < 1 || e->second.hi < bestLo)) {
+        res.results[i].details.push_back(
+            "timing stopped after " + std::to_string(done) + " rounds: it cannot win (" +
+            formatDouble(e->second.lo) + "x to " + formatDouble(e->second.hi) + "x, " +
+            (e->second.hi < 1 ? std::string("below the original") : "below another variant") + ")");
+        continue;
+      }
+      keep.push_back(i);
+    }
+    if (keep.size() == 2) {
+      auto e = est.find(keep[1]);
+      if (e != est.end() && e->second.lo > 1) {
+        res.results[0].details.push_back("rounds ended after " + std::to_string(done) +
+                                         ": one variant was left, decided faster");
+        keep = {0};
+      }
+    }
+    racing = keep;
+  };
   int rounds = 0;
   auto roundStart = Clock::now();
   double perRound = 0;
@@ -734,6 +785,8 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
     perRound = secondsSince(t0);
     ++rounds;
     progress("timing round " + std::to_string(rounds));
+    if (opts.stopWhenDecided && rounds >= kMinRoundsBeforeRacing && rounds < opts.maxRounds)
+      raceRounds(rounds, samples, timed);
   }
 
   // 5. Speedups from the rounds where both ran (paired by round).

@@ -393,6 +393,7 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
                       "machine, then --import-results DIR");
       ProgramEvalOptions po;
       po.raceKeep = int(o.race);
+      po.stopWhenDecided = true; // the check below keeps its rounds
       po.screenRuns = int(std::max(1u, o.screen));
       programEvaluator = std::make_unique<ProgramEvaluator>(setup, po, keys, names);
       evaluator = programEvaluator.get();

@@ -56,6 +56,11 @@ struct ProgramEvalOptions {
   /// verification run and screenRuns - 1 more, interleaved); 1: the
   /// verification run alone.
   int screenRuns = 1;
+  /// Racing in the rounds (issue 15 item 5): after a few rounds a variant
+  /// that cannot win stops being timed, and the rounds end when one variant
+  /// is left and decided faster. Off for a reproducibility check, which
+  /// needs its rounds for the original's drift.
+  bool stopWhenDecided = false;
   double runTimeout = 60; ///< per run of a program (a hang is killed)
   std::string workDir;    ///< empty: a fresh directory under $TMPDIR
   bool keepWork = false;

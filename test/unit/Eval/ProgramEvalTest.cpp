@@ -337,6 +337,44 @@ TEST(ProgramEval, RaceTimesOnlyTheFastestVerified) {
   runProcess({"rm", "-rf", dir}, 30);
 }
 
+// Racing in the rounds (stopWhenDecided): a variant slower than the original
+// leaves after the first rounds, and with one variant left and decided
+// faster the rounds end long before maxRounds; the speedups still come from
+// the rounds each one ran. Without it every variant runs every round.
+TEST(ProgramEval, RoundsStopWhenDecided) {
+  std::string dir = makeTempDir();
+  ProgramBundle b = scriptBundle(dir);
+  b.timeRegex = "^gpu_ms=(\\S+)";
+  writeScript(dir + "/original.sh", "echo checksum=1; echo gpu_ms=50");
+  const std::pair<const char *, const char *> variants[] = {
+      {"v10", "echo checksum=1; echo gpu_ms=10"}, {"v80", "echo checksum=1; echo gpu_ms=80"}};
+  for (const auto &[id, body] : variants) {
+    writeScript(dir + "/" + id + ".sh", body);
+    b.variants.push_back({id, std::string(id) + ".sh", false});
+  }
+  ProgramEvalOptions opts;
+  opts.jobs = 2;
+  opts.maxRounds = 30;
+  opts.stopWhenDecided = true;
+  Expected<EvalResults> r = evaluateProgramBundle(b, opts);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  const VariantResult *fast = r->find("v10"), *slow = r->find("v80");
+  ASSERT_TRUE(fast && slow && fast->timed && slow->timed);
+  EXPECT_LT(fast->samplesMs.size(), 30u);
+  EXPECT_GE(fast->samplesMs.size(), 6u);
+  EXPECT_NEAR(fast->speedup, 5.0, 1e-6);
+  EXPECT_TRUE(fast->faster);
+  EXPECT_LE(slow->samplesMs.size(), fast->samplesMs.size());
+  ASSERT_FALSE(slow->details.empty());
+  EXPECT_NE(slow->details.back().find("cannot win"), std::string::npos) << slow->details.back();
+  opts.stopWhenDecided = false;
+  r = evaluateProgramBundle(b, opts);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->find("v10")->samplesMs.size(), 30u);
+  EXPECT_EQ(r->find("v80")->samplesMs.size(), 30u);
+  runProcess({"rm", "-rf", dir}, 30);
+}
+
 // A number that moves from run to run (a float-atomic sum) is judged by all
 // of the original's runs, not only its first two: here the original's first
 // two runs differ by 0.001 and its later ones by 0.05, and the variant's
