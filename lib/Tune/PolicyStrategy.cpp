@@ -90,13 +90,17 @@ public:
     std::vector<std::vector<PlanStep>> cands;
     std::vector<PlanScore> scores;
     for (size_t i = 0; i < singles.size(); ++i)
-      if (!seen.count(planText(singles[i]))) {
+      if (singles[i].size() <= longest && !seen.count(planText(singles[i]))) {
         cands.push_back(singles[i]);
         scores.push_back(singleScores[i]);
       }
     if (longest >= 2) {
-      std::vector<size_t> top(singles.size());
-      std::iota(top.begin(), top.end(), size_t(0));
+      // Composed steps (drop-sync before fuse) are candidates as they are,
+      // not parts of pairs.
+      std::vector<size_t> top;
+      for (size_t i = 0; i < singles.size(); ++i)
+        if (singles[i].size() == 1)
+          top.push_back(i);
       std::stable_sort(top.begin(), top.end(), [&](size_t x, size_t y) {
         return policyUtility(singleScores[x], opts.explore) >
                policyUtility(singleScores[y], opts.explore);
@@ -301,6 +305,11 @@ std::vector<std::vector<PlanStep>> policyCandidates(const KernelState &k, unsign
       singles.push_back(s);
       out.push_back({*s});
     }
+  // A composed step is one candidate: its prerequisites, then it, as the
+  // listing orders them (fuse is legal only after drop-sync).
+  for (const ComposedStep &c : k.composed)
+    if (out.size() < maxPlans && !isFastMath(c.step) && seen.insert(planText(c.steps())).second)
+      out.push_back(c.steps());
   if (!pairs)
     return out;
   // Both orders: gatekeepers (drop-sync before fuse) make order matter.

@@ -7,6 +7,8 @@
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
+
 namespace cudal1 {
 
 std::string stepText(const PlanStep &step) { return printPlan(Plan{{step}}); }
@@ -42,13 +44,36 @@ size_t TuneSpace::ownerOf(const PlanScope &scope) const {
   return kNoKernel;
 }
 
+std::vector<PlanStep> ComposedStep::steps() const {
+  std::vector<PlanStep> out = prerequisites;
+  out.push_back(step);
+  return out;
+}
+
 std::map<size_t, Plan> TuneSpace::partsOf(const Plan &plan) const {
   std::map<size_t, Plan> parts;
-  for (const PlanStep &s : plan.steps) {
-    size_t k = ownerOf(s.scope);
-    if (k == kNoKernel)
+  const std::vector<PlanStep> &ps = plan.steps;
+  for (size_t i = 0; i < ps.size();) {
+    // A composed step of some entry, prerequisites first, starts here?
+    size_t owner = kNoKernel, len = 1;
+    for (size_t k = 0; k < kernels.size() && owner == kNoKernel; ++k)
+      for (const ComposedStep &c : kernels[k].composed) {
+        size_t n = c.prerequisites.size();
+        if (i + n < ps.size() &&
+            std::equal(c.prerequisites.begin(), c.prerequisites.end(), ps.begin() + long(i)) &&
+            ps[i + n].transform == c.step.transform && ps[i + n].scope == c.step.scope) {
+          owner = k;
+          len = n + 1;
+          break;
+        }
+      }
+    if (owner == kNoKernel)
+      owner = ownerOf(ps[i].scope);
+    if (owner == kNoKernel)
       return {};
-    parts[k].steps.push_back(s);
+    for (size_t j = i; j < i + len; ++j)
+      parts[owner].steps.push_back(ps[j]);
+    i += len;
   }
   return parts;
 }
@@ -88,6 +113,19 @@ void expandLegal(const PlanScope &scope, const LegalSite &site, std::vector<Plan
       expand(scope, t, out);
 }
 
+/// Every refused transform of a site that prerequisites enable, each
+/// parameter value after the same prerequisites.
+void expandEnabled(const PlanScope &scope, const LegalSite &site, std::vector<ComposedStep> &out) {
+  for (const LegalTransform &t : site.transforms) {
+    if (t.legal || t.enabledBy.empty())
+      continue;
+    std::vector<PlanStep> steps;
+    expand(scope, t, steps);
+    for (PlanStep &s : steps)
+      out.push_back({t.enabledBy, std::move(s)});
+  }
+}
+
 } // namespace
 
 TuneSpace tuneSpaceOf(const LegalSpace &legal, const std::string &hostKey) {
@@ -113,9 +151,13 @@ TuneSpace tuneSpaceOf(const LegalSpace &legal, const std::string &hostKey) {
   for (size_t i = 0; i < legal.kernels.size(); ++i) {
     TuneKernel &tk = space.kernels[i];
     expandLegal(legal.kernels[i].scope, legal.kernels[i], tk.steps);
+    expandEnabled(legal.kernels[i].scope, legal.kernels[i], tk.composed);
     const auto &ls = launchesOf[tk.name];
-    for (const LegalSite *l : ls)
-      expandLegal(ls.size() == 1 ? legal.kernels[i].scope : l->scope, *l, tk.steps);
+    for (const LegalSite *l : ls) {
+      const PlanScope &scope = ls.size() == 1 ? legal.kernels[i].scope : l->scope;
+      expandLegal(scope, *l, tk.steps);
+      expandEnabled(scope, *l, tk.composed);
+    }
   }
   // Host-side steps (a loop captured as a graph, a dropped synchronization)
   // belong to no kernel: they form one more entry, keyed by the host code.
@@ -123,11 +165,13 @@ TuneSpace tuneSpaceOf(const LegalSpace &legal, const std::string &hostKey) {
   host.name = "(host)";
   host.key = hostKey;
   host.host = true;
-  for (const LegalSite &l : legal.loops)
+  for (const LegalSite &l : legal.loops) {
     expandLegal(l.scope, l, host.steps);
+    expandEnabled(l.scope, l, host.composed);
+  }
   for (const LegalSite &s : legal.syncs)
     expandLegal(s.scope, s, host.steps);
-  if (!host.steps.empty())
+  if (!host.steps.empty() || !host.composed.empty())
     space.kernels.push_back(host);
   return space;
 }
@@ -136,7 +180,7 @@ llvm::Expected<TuneSpace> collectTuneSpace(const RewriteInput &in) {
   auto unit = ParsedUnit::parse(in.file, in.code, in.args);
   if (!unit)
     return unit.takeError();
-  llvm::Expected<LegalSpace> legal = legalSpace(**unit);
+  llvm::Expected<LegalSpace> legal = legalSpace(**unit, in);
   if (!legal)
     return legal.takeError();
   std::string hostKey = (*unit)->model().hostKey; // hostCodeKey (Frontend.h)

@@ -48,6 +48,20 @@ bool compatible(const std::vector<PlanStep> &plan, const PlanStep &s) {
   return true;
 }
 
+bool compatible(const std::vector<PlanStep> &plan, const std::vector<PlanStep> &move) {
+  for (const PlanStep &s : move)
+    if (!compatible(plan, s))
+      return false;
+  return true;
+}
+
+/// What the heuristic ranks: a legal step alone, or a composed step with
+/// its prerequisites (drop-sync before fuse), in the listing's order.
+struct Move {
+  std::vector<PlanStep> steps;
+  int rank = 0;
+};
+
 class RandomStrategy : public SearchStrategy {
 public:
   explicit RandomStrategy(uint64_t seed) : rng(seed) {}
@@ -55,20 +69,26 @@ public:
   std::vector<Proposal> propose(const KernelState &k, unsigned count) override {
     std::vector<Proposal> out;
     std::set<std::string> seen = k.tried;
-    // Fast-math steps are opt-in: never proposed by default.
-    std::vector<const PlanStep *> pool;
+    // Fast-math steps are opt-in: never proposed by default. A composed
+    // step is one move: its prerequisites, then it.
+    std::vector<std::vector<PlanStep>> pool;
     for (const PlanStep &s : k.steps)
       if (!isFastMath(s))
-        pool.push_back(&s);
+        pool.push_back({s});
+    for (const ComposedStep &c : k.composed)
+      if (!isFastMath(c.step))
+        pool.push_back(c.steps());
     if (pool.empty())
       return out;
     for (unsigned attempt = 0; out.size() < count && attempt < count * 20; ++attempt) {
       unsigned len = 1 + unsigned(rng() % 3);
       Proposal p;
-      for (unsigned i = 0; i < len * 4 && p.steps.size() < len; ++i) {
-        const PlanStep &s = *pool[rng() % pool.size()];
-        if (compatible(p.steps, s))
-          p.steps.push_back(s);
+      for (unsigned i = 0, moves = 0; i < len * 4 && moves < len; ++i) {
+        const std::vector<PlanStep> &m = pool[rng() % pool.size()];
+        if (compatible(p.steps, m)) {
+          p.steps.insert(p.steps.end(), m.begin(), m.end());
+          ++moves;
+        }
       }
       if (seen.insert(p.text()).second)
         out.push_back(p);
@@ -84,38 +104,41 @@ class HeuristicStrategy : public SearchStrategy {
 public:
   const char *name() const override { return "heuristic"; }
   std::vector<Proposal> propose(const KernelState &k, unsigned count) override {
-    std::vector<const PlanStep *> ranked;
+    std::vector<Move> ranked;
     for (const PlanStep &s : k.steps)
       if (!isFastMath(s) && heuristicRank(s) < kNever)
-        ranked.push_back(&s);
-    std::stable_sort(ranked.begin(), ranked.end(), [](const PlanStep *a, const PlanStep *b) {
-      return heuristicRank(*a) < heuristicRank(*b);
-    });
+        ranked.push_back({{s}, heuristicRank(s)});
+    for (const ComposedStep &c : k.composed)
+      if (!isFastMath(c.step) && heuristicRank(c) < kNever)
+        ranked.push_back({c.steps(), heuristicRank(c)});
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const Move &a, const Move &b) { return a.rank < b.rank; });
     std::vector<Proposal> out;
     std::set<std::string> seen = k.tried;
     auto add = [&](Proposal p) {
       if (out.size() < count && !p.steps.empty() && seen.insert(p.text()).second)
         out.push_back(std::move(p));
     };
-    // 1. Extend the best correct plan measured in this run by one more step.
+    auto joined = [](std::vector<PlanStep> a, const std::vector<PlanStep> &b) {
+      a.insert(a.end(), b.begin(), b.end());
+      return Proposal{std::move(a)};
+    };
+    // 1. Extend the best correct plan measured in this run by one more move.
     const Exemplar *best = nullptr;
     for (const Exemplar &r : k.exemplars)
       if (r.thisRun && r.outcome == Outcome::Ok && r.timed && r.faster &&
           (!best || r.speedup > best->speedup))
         best = &r;
     if (best && best->steps.size() < 4)
-      for (const PlanStep *s : ranked)
-        if (compatible(best->steps, *s)) {
-          Proposal p{best->steps};
-          p.steps.push_back(*s);
-          add(p);
-        }
-    // 2. Single steps in rank order.
-    for (const PlanStep *s : ranked)
-      add(Proposal{{*s}});
+      for (const Move &m : ranked)
+        if (compatible(best->steps, m.steps))
+          add(joined(best->steps, m.steps));
+    // 2. Single moves in rank order.
+    for (const Move &m : ranked)
+      add(Proposal{m.steps});
     // 3. With the singles spent and nothing measured yet to extend (the
     // split path proposes a whole budget in one round), pairs of the
-    // highest-ranked compatible steps, best rank sum first.
+    // highest-ranked compatible moves, best rank sum first.
     std::vector<std::pair<size_t, size_t>> pairs;
     for (size_t i = 0; i < ranked.size(); ++i)
       for (size_t j = i + 1; j < ranked.size(); ++j)
@@ -123,8 +146,8 @@ public:
     std::stable_sort(pairs.begin(), pairs.end(),
                      [](auto x, auto y) { return x.first + x.second < y.first + y.second; });
     for (auto [i, j] : pairs)
-      if (compatible({*ranked[i]}, *ranked[j]))
-        add(Proposal{{*ranked[i], *ranked[j]}});
+      if (compatible(ranked[i].steps, ranked[j].steps))
+        add(joined(ranked[i].steps, ranked[j].steps));
     return out;
   }
 
@@ -175,9 +198,20 @@ int heuristicRank(const PlanStep &s) {
   // Host-side moves: for launch-bound programs these are where the time is.
   if (t == "graph" || t == "drop-sync")
     return 15;
-  if (t == "streams" || t == "fuse")
+  // Fusing an element-wise chain saves a round trip through memory per
+  // launch pair: the expert's main move on such chains, tried right after
+  // the reuse transforms.
+  if (t == "fuse")
+    return 12;
+  if (t == "streams")
     return 25;
   return 90;
+}
+
+int heuristicRank(const ComposedStep &c) {
+  // The enabled step decides: the prerequisites (drop-sync, restrict) are
+  // proposed alone too, at their own rank.
+  return heuristicRank(c.step);
 }
 
 std::unique_ptr<SearchStrategy> makeRandomStrategy(uint64_t seed) {

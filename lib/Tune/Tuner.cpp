@@ -34,6 +34,7 @@ Tuner::Tuner(RewriteInput in, TuneSpace sp, SearchStrategy &st, TuneOptions o)
     ks.features = tk.features;
     ks.featureVersion = tk.featureVersion;
     ks.steps = tk.steps;
+    ks.composed = tk.composed;
   }
 }
 
@@ -43,7 +44,7 @@ std::vector<Candidate> Tuner::proposeRound(unsigned count) {
   // every kernel; a kernel whose strategy has nothing new drops out.
   std::vector<size_t> active;
   for (size_t k = 0; k < space.kernels.size(); ++k)
-    if (!space.kernels[k].steps.empty())
+    if (!space.kernels[k].steps.empty() || !space.kernels[k].composed.empty())
       active.push_back(k);
   unsigned idle = 0;
   while (out.size() < count && !active.empty() && idle < active.size()) {

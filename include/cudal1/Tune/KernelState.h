@@ -68,6 +68,8 @@ struct KernelState {
   std::optional<double> programMs;
   double floorBytes = 0, floorFlops = 0;
   std::vector<PlanStep> steps; ///< legal steps
+  /// Steps legal after others, in the listing's order (TuneKernel::composed).
+  std::vector<ComposedStep> composed;
   std::vector<Exemplar> exemplars;
   std::set<std::string> tried; ///< plan texts proposed in this run
 };

@@ -44,8 +44,9 @@ double policyUtility(const PlanScore &score, double explore);
 std::unique_ptr<SearchStrategy> makePolicyStrategy(PolicyStrategyOptions options);
 
 /// Plans of the legal space: every distinct legal single step (fast-math
-/// excluded) and, with `pairs`, every ordered pair of compatible ones, in a
-/// fixed order, at most `maxPlans`. The strategy scores the singles, pairs
+/// excluded), every composed step with its prerequisites (KernelState::
+/// composed) and, with `pairs`, every ordered pair of compatible singles,
+/// in a fixed order, at most `maxPlans`. The strategy scores the singles, pairs
 /// of the best 24 of them and triples of the best pairs.
 std::vector<std::vector<PlanStep>> policyCandidates(const KernelState &state, unsigned maxPlans,
                                                     bool pairs = true);

@@ -29,11 +29,24 @@ bool isFastMath(const PlanStep &step);
 Plan planOf(const std::vector<PlanStep> &steps);
 std::string planText(const std::vector<PlanStep> &steps);
 
+/// A step that is legal only after others (a gatekeeper such as drop-sync
+/// before fuse; LegalTransform::enabledBy): the plan `prerequisites; step`,
+/// in this order, as --list-transforms gives it.
+struct ComposedStep {
+  std::vector<PlanStep> prerequisites;
+  PlanStep step;
+  /// The whole plan's steps.
+  std::vector<PlanStep> steps() const;
+};
+
 struct TuneKernel {
   std::string name, key;
   bool host = false; ///< the entry of the host code (loops, syncs, copies)
   std::vector<unsigned> launches;
   std::vector<PlanStep> steps; ///< every legal step, all parameter values
+  /// Steps enabled by others, all parameter values; owned by the entry of
+  /// the enabled step (fuse at a launch: its kernel; graph: the host).
+  std::vector<ComposedStep> composed;
   /// The analysis' features (docs/Analysis.md) at `featureVersion`; empty
   /// for the host entry.
   std::vector<std::pair<std::string, double>> features;
@@ -53,7 +66,10 @@ struct TuneSpace {
   /// The kernel a step's scope belongs to, kNoKernel when none.
   size_t ownerOf(const PlanScope &scope) const;
   /// A plan's steps by the kernel they belong to, each part in the plan's
-  /// order; empty when a step belongs to no kernel of the space.
+  /// order; empty when a step belongs to no kernel of the space. A composed
+  /// step's prerequisites, where they precede it in the plan, belong with it
+  /// (the host's drop-sync stays in the fuse's kernel's plan, so that the
+  /// build applies them together and in order).
   std::map<size_t, Plan> partsOf(const Plan &plan) const;
 };
 

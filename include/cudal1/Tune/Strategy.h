@@ -31,17 +31,23 @@ public:
   virtual std::vector<Proposal> propose(const KernelState &state, unsigned count) = 0;
 };
 
-/// Plans of 1 to 3 distinct transforms with random parameter values.
+/// Plans of 1 to 3 moves (a legal step, or a composed step with its
+/// prerequisites) with random parameter values.
 std::unique_ptr<SearchStrategy> makeRandomStrategy(uint64_t seed);
-/// Expert rules: single steps ranked by what usually pays (a reduction to
-/// warp shuffles, shared-memory tiling of a reuse loop, coalescing, wider
-/// loads, ...), then the best plan measured in this run extended greedily.
+/// Expert rules: single steps and composed steps ranked by what usually
+/// pays (a reduction to warp shuffles, shared-memory tiling of a reuse loop,
+/// fusion of launches, coalescing, wider loads, ...), then the best plan
+/// measured in this run extended greedily.
 std::unique_ptr<SearchStrategy> makeHeuristicStrategy();
 /// "random" or "heuristic"; nullptr otherwise.
 std::unique_ptr<SearchStrategy> makeStrategy(const std::string &name, uint64_t seed);
 
 /// The rank the heuristic gives a single step (lower is tried first).
 int heuristicRank(const PlanStep &step);
+/// The rank of a composed step: its enabled step's (fuse enabled by
+/// drop-sync ranks as fuse, early). It is proposed with its prerequisites,
+/// in the listing's order.
+int heuristicRank(const ComposedStep &step);
 
 } // namespace cudal1
 

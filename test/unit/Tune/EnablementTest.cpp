@@ -1,0 +1,243 @@
+// Enablement (issue 18 item 2): the legal space lists steps that a
+// gatekeeper step makes legal (drop-sync before fuse, restrict before
+// vectorize), the screen that finds them agrees with deriving every
+// prerequisite plan through the plan driver, and the strategies propose the
+// composed plans in the listing's order, where they derive.
+#include "cudal1/Frontend/CompileFlags.h"
+#include "cudal1/Frontend/ParsedUnit.h"
+#include "cudal1/Rewrite/LegalSpace.h"
+#include "cudal1/Tune/PolicyStrategy.h"
+#include "cudal1/Tune/Strategy.h"
+#include "cudal1/Tune/Tuner.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+using namespace cudal1;
+
+namespace {
+
+RewriteInput input(const std::string &relative) {
+  std::string file = std::string(CUDAL1_SOURCE_DIR) + "/" + relative;
+  std::ifstream in(file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_FALSE(ss.str().empty()) << file;
+  return {file, ss.str(), analysisArgs({"-x", "cuda", "--cuda-gpu-arch=sm_90"}, nullptr)};
+}
+
+const char *const kChain = "bench/corpus/l2_elementwise_chain_synced.cu";
+
+/// Programs with gatekeeper candidates of both kinds (syncs between
+/// launches, kernels whose restrict is legal beside refused steps) and some
+/// without: the screen must say what deriving says on each.
+const char *const kInputs[] = {
+    "test/cudal1-opt/enablement.cu",
+    kChain,
+    "test/Passes/fuse.cu",
+    "test/Passes/drop-sync.cu",
+    "test/Passes/graph.cu",
+    "test/Passes/streams.cu",
+    "test/Passes/vectorize.cu",
+    "test/Passes/interchange.cu",
+    "bench/corpus/l2_elementwise_chain.cu",
+    "bench/corpus/l3_gru_sequence.cu",
+    "bench/corpus/l3_mlp_forward.cu",
+    "bench/corpus/l3_rnn_tanh.cu",
+    "bench/corpus/l3_conjugate_gradient_double.cu",
+    "bench/corpus/l2_bias_dropout_add.cu",
+    "bench/corpus/hpc_stencil2d_5pt.cu",
+};
+
+double seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+size_t enabledCount(const LegalSpace &s) {
+  size_t n = 0;
+  for (const auto *list : {&s.kernels, &s.launches, &s.loops})
+    for (const LegalSite &site : *list)
+      for (const LegalTransform &t : site.transforms)
+        n += !t.enabledBy.empty();
+  return n;
+}
+
+size_t kernelNamed(const TuneSpace &s, const std::string &name) {
+  for (size_t k = 0; k < s.kernels.size(); ++k)
+    if (s.kernels[k].name == name)
+      return k;
+  ADD_FAILURE() << "no kernel " << name;
+  return 0;
+}
+
+const ComposedStep *composedOf(const KernelState &k, const std::string &text) {
+  for (const ComposedStep &c : k.composed)
+    if (planText(c.steps()) == text)
+      return &c;
+  return nullptr;
+}
+
+} // namespace
+
+// The cheaper analysis is proved equal to the reference on these inputs:
+// the same listing, enabled steps, prerequisites and parameter spaces.
+TEST(Enablement, ScreenAgreesWithDerive) {
+  size_t enabled = 0;
+  for (const char *rel : kInputs) {
+    RewriteInput in = input(rel);
+    auto unit = ParsedUnit::parse(in.file, in.code, in.args);
+    ASSERT_TRUE(bool(unit)) << rel << ": " << llvm::toString(unit.takeError());
+    auto t0 = std::chrono::steady_clock::now();
+    llvm::Expected<LegalSpace> off = legalSpace(**unit, in, Enablement::Off);
+    double tOff = seconds(t0);
+    t0 = std::chrono::steady_clock::now();
+    llvm::Expected<LegalSpace> screen = legalSpace(**unit, in, Enablement::Screen);
+    double tScreen = seconds(t0);
+    t0 = std::chrono::steady_clock::now();
+    llvm::Expected<LegalSpace> derive = legalSpace(**unit, in, Enablement::Derive);
+    double tDerive = seconds(t0);
+    ASSERT_TRUE(off && screen && derive) << rel;
+    EXPECT_EQ(printLegalSpaceJson(*screen), printLegalSpaceJson(*derive)) << rel;
+    enabled += enabledCount(*screen);
+    std::printf("%-48s enabled %2zu  off %.2fs  screen %.2fs  derive %.2fs\n", rel,
+                enabledCount(*screen), tOff, tScreen, tDerive);
+  }
+  EXPECT_GE(enabled, 8u); // the inputs do enable steps (both kinds)
+}
+
+// Every enabled step, applied after its prerequisites in the listed order,
+// derives through the plan driver.
+TEST(Enablement, ListedCompositionsDerive) {
+  for (const char *rel : {"test/cudal1-opt/enablement.cu", kChain}) {
+    RewriteInput in = input(rel);
+    llvm::Expected<TuneSpace> space = collectTuneSpace(in);
+    ASSERT_TRUE(bool(space)) << llvm::toString(space.takeError());
+    size_t n = 0;
+    for (const TuneKernel &k : space->kernels)
+      for (const ComposedStep &c : k.composed) {
+        ++n;
+        llvm::Expected<std::string> src = applyPlan(in, planOf(c.steps()));
+        EXPECT_TRUE(bool(src)) << planText(c.steps()) << ": "
+                               << (src ? "" : llvm::toString(src.takeError()));
+        // Without its prerequisites the step stays refused.
+        llvm::Expected<std::string> alone = applyPlan(in, planOf({c.step}));
+        EXPECT_FALSE(bool(alone)) << stepText(c.step);
+        if (!alone)
+          llvm::consumeError(alone.takeError());
+      }
+    EXPECT_GT(n, 0u) << rel;
+  }
+}
+
+// The chain program: each kernel's fuse is a composed step of that kernel,
+// the loop's graph one of the host entry; a composed plan stays one part
+// of its kernel's (the build applies the drop-sync with the fuse).
+TEST(Enablement, TheTuneSpaceCarriesCompositions) {
+  llvm::Expected<TuneSpace> space = collectTuneSpace(input(kChain));
+  ASSERT_TRUE(bool(space)) << llvm::toString(space.takeError());
+  size_t a = kernelNamed(*space, "addK");
+  const TuneKernel &add = space->kernels[a];
+  ASSERT_EQ(add.composed.size(), 1u);
+  EXPECT_EQ(planText(add.composed[0].steps()), "@sync#3: drop-sync; @addK: fuse");
+  const TuneKernel &host = space->kernels.back();
+  EXPECT_TRUE(host.host);
+  ASSERT_EQ(host.composed.size(), 1u);
+  EXPECT_EQ(planText(host.composed[0].steps()),
+            "@sync#5: drop-sync; @sync#4: drop-sync; @sync#3: drop-sync; @loop#3: graph");
+  Plan p = planOf(add.composed[0].steps());
+  std::map<size_t, Plan> parts = space->partsOf(p);
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_EQ(parts.begin()->first, a);
+  EXPECT_EQ(parts.begin()->second, p);
+  // A drop-sync alone is still the host's.
+  parts = space->partsOf(planOf({add.composed[0].prerequisites[0]}));
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_EQ(parts.begin()->first, space->kernels.size() - 1);
+  // With a step of another kernel after it, each keeps its own.
+  Plan both = p;
+  both.steps.push_back(space->kernels[kernelNamed(*space, "reluK")].steps[0]);
+  EXPECT_EQ(space->partsOf(both).size(), 2u);
+}
+
+// On a hand-made space: the composition drop-sync; fuse is proposed first
+// (fusion of an element-wise chain before access shape and launch shape),
+// in the listing's order, and pairs include it.
+TEST(Enablement, HeuristicProposesTheCompositionEarly) {
+  auto step = [](const std::string &text) {
+    llvm::Expected<Plan> p = parsePlan(text);
+    EXPECT_TRUE(bool(p));
+    return planOf(p->steps).steps.front();
+  };
+  KernelState k;
+  k.name = "addK";
+  k.steps = {step("@addK: launch-config(block=128)"), step("@addK: vectorize(width=16)"),
+             step("@addK: restrict"), step("@addK: coarsen(factor=4)")};
+  k.composed = {{{step("@sync#0: drop-sync")}, step("@addK: fuse")}};
+  std::unique_ptr<SearchStrategy> h = makeStrategy("heuristic", 1);
+  std::vector<Proposal> p = h->propose(k, 12);
+  ASSERT_FALSE(p.empty());
+  EXPECT_EQ(p[0].text(), "@sync#0: drop-sync; @addK: fuse");
+  EXPECT_EQ(p[1].text(), "@addK: vectorize(width=16)");
+  bool paired = false;
+  for (const Proposal &x : p)
+    paired |= x.text() == "@sync#0: drop-sync; @addK: fuse; vectorize(width=16)";
+  EXPECT_TRUE(paired);
+  // Once it verified faster, the greedy extension starts from it.
+  Exemplar e;
+  e.steps = p[0].steps;
+  e.outcome = Outcome::Ok;
+  e.timed = e.faster = e.thisRun = true;
+  e.speedup = 1.6;
+  k.exemplars.push_back(e);
+  k.tried.insert(p[0].text());
+  std::vector<Proposal> next = h->propose(k, 1);
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].text(), "@sync#0: drop-sync; @addK: fuse; vectorize(width=16)");
+}
+
+// On the real space, through the tuner: the first plan for addK is the
+// composition, and it derives (not refused).
+TEST(Enablement, TheTunerDerivesTheHeuristicsComposition) {
+  RewriteInput in = input(kChain);
+  llvm::Expected<TuneSpace> space = collectTuneSpace(in);
+  ASSERT_TRUE(bool(space)) << llvm::toString(space.takeError());
+  std::unique_ptr<SearchStrategy> h = makeStrategy("heuristic", 1);
+  Tuner t(in, *space, *h, TuneOptions{});
+  std::vector<Candidate> c = t.proposeRound(1);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(space->kernels[c[0].kernel].name, "addK");
+  EXPECT_EQ(c[0].planText(), "@sync#3: drop-sync; @addK: fuse");
+  EXPECT_NE(c[0].variant.source.find("cudal1 fuse:"), std::string::npos);
+  EXPECT_NE(c[0].variant.source.find("cudal1 drop-sync:"), std::string::npos);
+}
+
+// Random samples compositions as one move (prerequisites first); the
+// policy's candidates include them.
+TEST(Enablement, RandomAndPolicyCandidatesIncludeCompositions) {
+  llvm::Expected<TuneSpace> space = collectTuneSpace(input(kChain));
+  ASSERT_TRUE(bool(space)) << llvm::toString(space.takeError());
+  const TuneKernel &add = space->kernels[kernelNamed(*space, "addK")];
+  KernelState k;
+  k.name = add.name;
+  k.steps = add.steps;
+  k.composed = add.composed;
+  std::unique_ptr<SearchStrategy> r = makeStrategy("random", 7);
+  unsigned fused = 0;
+  for (const Proposal &p : r->propose(k, 40)) {
+    std::string t = p.text();
+    size_t f = t.find("fuse");
+    if (f == std::string::npos)
+      continue;
+    ++fused;
+    EXPECT_LT(t.find("@sync#3: drop-sync"), f) << t;
+  }
+  EXPECT_GT(fused, 0u);
+  bool listed = false;
+  for (const std::vector<PlanStep> &c : policyCandidates(k, 100000, false))
+    listed |= planText(c) == "@sync#3: drop-sync; @addK: fuse";
+  EXPECT_TRUE(listed);
+  EXPECT_NE(composedOf(k, "@sync#3: drop-sync; @addK: fuse"), nullptr);
+}
