@@ -108,6 +108,47 @@ TEST(Enablement, ScreenAgreesWithDerive) {
   EXPECT_GE(enabled, 8u); // the inputs do enable steps (both kinds)
 }
 
+// The worst case for the screen: N two-pointer kernels on fresh buffers,
+// each launch followed by a synchronization. Every launch and every kernel
+// is a candidate (drop-sync before fuse, restrict before vectorize); the
+// screen still costs two more parses and one more question per refused
+// step, not a parse per candidate.
+TEST(Enablement, ScreenStaysLinear) {
+  const int n = 1000;
+  std::string code = "#include <cuda_runtime.h>\n";
+  for (int i = 0; i < n; ++i)
+    code += "__global__ void k" + std::to_string(i) +
+            "(const float *a, float *b, float *c, int n) {\n"
+            "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+            "  if (i < n) {\n    b[i] = a[i] + " +
+            std::to_string(i % 97) + ".0f;\n    c[i] = a[i] * 2.0f;\n  }\n}\n";
+  code += "int main() {\n  int n = 1 << 20;\n  float *x, *y, *z;\n"
+          "  cudaMalloc(&x, n * 4);\n  cudaMalloc(&y, n * 4);\n  cudaMalloc(&z, n * 4);\n";
+  for (int i = 0; i < n; ++i)
+    code += "  k" + std::to_string(i) + "<<<(n + 255) / 256, 256>>>(x, y, z, n);\n" +
+            "  cudaDeviceSynchronize();\n";
+  code += "  return 0;\n}\n";
+  RewriteInput in{"/tmp/cudal1-enablement-scaling.cu", code,
+                  analysisArgs({"-x", "cuda", "--cuda-gpu-arch=sm_90"}, nullptr)};
+  auto t0 = std::chrono::steady_clock::now();
+  auto unit = ParsedUnit::parse(in.file, in.code, in.args);
+  ASSERT_TRUE(bool(unit)) << llvm::toString(unit.takeError());
+  double tParse = seconds(t0);
+  t0 = std::chrono::steady_clock::now();
+  llvm::Expected<LegalSpace> off = legalSpace(**unit, in, Enablement::Off);
+  double tOff = seconds(t0);
+  t0 = std::chrono::steady_clock::now();
+  llvm::Expected<LegalSpace> screen = legalSpace(**unit, in, Enablement::Screen);
+  double tScreen = seconds(t0);
+  ASSERT_TRUE(off && screen);
+  std::printf("%d kernels: parse %.2fs  listing off %.2fs  screen %.2fs, %zu enabled\n", n, tParse,
+              tOff, tScreen, enabledCount(*screen));
+  // n - 1 fuses (the last sync is needed before the return) and n vectorizes.
+  EXPECT_EQ(enabledCount(*screen), size_t(2 * n - 1));
+  // Linear: a parse per candidate would be about n parses (minutes).
+  EXPECT_LT(tScreen, 10 * (tParse + tOff) + 10);
+}
+
 // Every enabled step, applied after its prerequisites in the listed order,
 // derives through the plan driver.
 TEST(Enablement, ListedCompositionsDerive) {
