@@ -165,13 +165,9 @@ std::string match(TransformContext &ctx, unsigned kernel, DotPattern &p) {
       continue;
     // The operands' thread dependence, from the model's normalized indices.
     IndexSpace space(ctx.mlir);
-    const SourceManager &sm = ctx.unit.ast().getSourceManager();
     auto axisOf = [&](const ArraySubscriptExpr *a) -> int {
-      unsigned line = sm.getPresumedLineNumber(sm.getFileLoc(a->getBeginLoc()));
-      unsigned col = sm.getPresumedColumnNumber(sm.getFileLoc(a->getBeginLoc()));
-      for (const MemAccess &m : k.accesses)
-        if (m.pos.line == line && m.pos.col == col && m.kind == AccessKind::Read)
-          return threadAxis(m.normalized, space);
+      if (const MemAccess *m = ctx.unit.accessOf(kernel, a, AccessKind::Read))
+        return threadAxis(m->normalized, space);
       return -1; // not a global access through a parameter
     };
     int ax = axisOf(x), ay = axisOf(y);
@@ -186,11 +182,7 @@ std::string match(TransformContext &ctx, unsigned kernel, DotPattern &p) {
     // The bounds check splits into row checks and column checks.
     std::vector<const Expr *> parts;
     conjuncts(is->getCond(), parts);
-    const MemAccess *rowAccess = nullptr;
-    for (const MemAccess &m : k.accesses)
-      if (m.pos.line == sm.getPresumedLineNumber(sm.getFileLoc(p.rowOperand->getBeginLoc())) &&
-          m.pos.col == sm.getPresumedColumnNumber(sm.getFileLoc(p.rowOperand->getBeginLoc())))
-        rowAccess = &m;
+    const MemAccess *rowAccess = ctx.unit.accessOf(kernel, p.rowOperand);
     if (!rowAccess || rowAccess->guards.size() < parts.size())
       return "the bounds check must be a conjunction of comparisons";
     for (size_t i = 0; i < parts.size(); ++i) {

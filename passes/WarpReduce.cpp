@@ -138,13 +138,15 @@ std::string match(TransformContext &ctx, unsigned kernel, Match &m) {
   const Expr *addr = m.call->getArg(0);
   if (addr->HasSideEffects(ast, /*IncludePossibleEffects=*/false))
     return "the atomic's address has side effects";
-  const Kernel &k = ctx.model().kernels[kernel];
   const SourceManager &sm = ast.getSourceManager();
-  unsigned line = sm.getPresumedLineNumber(m.call->getBeginLoc());
-  const MemAccess *acc = nullptr;
-  for (const MemAccess &a : k.accesses)
-    if (a.atomic && a.pos.line == line)
-      acc = &a;
+  // The front end keeps the access at the call (atomicAdd(p + i, v)) or at
+  // the element whose address is taken (atomicAdd(&p[i], v)).
+  const MemAccess *acc = ctx.unit.accessOf(kernel, m.call, AccessKind::Write);
+  if (auto *uo = dyn_cast<UnaryOperator>(addr->IgnoreParenImpCasts());
+      !acc && uo && uo->getOpcode() == UO_AddrOf)
+    acc = ctx.unit.accessOf(kernel, uo->getSubExpr()->IgnoreParens(), AccessKind::Write);
+  if (acc && !acc->atomic)
+    acc = nullptr;
   if (!acc)
     return "the atomic's target is not an access through a kernel pointer parameter";
   IndexSpace space(ctx.mlir);

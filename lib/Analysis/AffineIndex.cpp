@@ -6,7 +6,9 @@
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <algorithm>
 #include <cctype>
+#include <map>
 #include <random>
 
 using namespace cudal1;
@@ -429,4 +431,267 @@ llvm::SmallVector<AffineExpr> cudal1::gridStrideFold(AffineExpr e, IndexSpace &s
     }
   }
   return fold;
+}
+
+// --- affine forms ----------------------------------------------------------
+
+namespace {
+
+/// A polynomial over names: each monomial is its sorted factor names
+/// (variables and symbols) with an integer coefficient.
+using Poly = std::map<std::vector<std::string>, int64_t>;
+
+bool isVariable(llvm::StringRef n) {
+  return n.starts_with("threadIdx.") || n.starts_with("blockIdx.") || n.starts_with("$") ||
+         n.starts_with("#");
+}
+
+bool isLaunchShape(llvm::StringRef n) {
+  return n.starts_with("blockDim.") || n.starts_with("gridDim.");
+}
+
+/// Variable order: threadIdx, blockIdx, loop counters by number, atoms.
+int64_t variableRank(llvm::StringRef n) {
+  static const char *builtins[] = {"threadIdx.x", "threadIdx.y", "threadIdx.z",
+                                   "blockIdx.x",  "blockIdx.y",  "blockIdx.z"};
+  for (int i = 0; i < 6; ++i)
+    if (n == builtins[i])
+      return i;
+  int64_t v = 0;
+  if (n.starts_with("$k") && !n.drop_front(2).getAsInteger(10, v))
+    return 100 + v;
+  if (n.starts_with("#") && !n.drop_front(1).getAsInteger(10, v))
+    return 1000000 + v;
+  return 2000000;
+}
+
+bool addTo(Poly &p, const std::vector<std::string> &key, int64_t c) {
+  int64_t &slot = p[key];
+  if (__builtin_add_overflow(slot, c, &slot))
+    return false;
+  if (slot == 0)
+    p.erase(key);
+  return true;
+}
+
+std::optional<Poly> plus(const Poly &a, const Poly &b, int64_t sign) {
+  Poly r = a;
+  for (const auto &[k, c] : b) {
+    int64_t v;
+    if (__builtin_mul_overflow(c, sign, &v) || !addTo(r, k, v))
+      return std::nullopt;
+  }
+  return r;
+}
+
+std::optional<Poly> times(const Poly &a, const Poly &b) {
+  Poly r;
+  for (const auto &[ka, ca] : a)
+    for (const auto &[kb, cb] : b) {
+      std::vector<std::string> k = ka;
+      k.insert(k.end(), kb.begin(), kb.end());
+      std::sort(k.begin(), k.end());
+      int64_t c;
+      if (__builtin_mul_overflow(ca, cb, &c) || !addTo(r, k, c))
+        return std::nullopt;
+    }
+  return r;
+}
+
+SymbolicValue symbolicOf(const Poly &p) {
+  SymbolicValue v;
+  for (const auto &[k, c] : p)
+    v.terms.push_back(Monomial{c, k});
+  return v;
+}
+
+/// The linear part of `p`, or the reason it is not linear.
+std::optional<LinearPart> linearOf(const Poly &p, std::string &why) {
+  std::map<std::string, Poly> byVar;
+  Poly constant;
+  for (const auto &[k, c] : p) {
+    std::vector<std::string> rest;
+    std::string var;
+    for (const std::string &f : k) {
+      if (!isVariable(f)) {
+        rest.push_back(f);
+        continue;
+      }
+      if (!var.empty()) {
+        why = "the index multiplies " + var + " by " + f;
+        return std::nullopt;
+      }
+      var = f;
+    }
+    if (!addTo(var.empty() ? constant : byVar[var], rest, c))
+      return std::nullopt;
+  }
+  LinearPart l;
+  for (const auto &[var, coeff] : byVar)
+    if (!coeff.empty())
+      l.terms.push_back(AffineTerm{var, symbolicOf(coeff)});
+  std::stable_sort(l.terms.begin(), l.terms.end(), [](const AffineTerm &a, const AffineTerm &b) {
+    return variableRank(a.var) < variableRank(b.var);
+  });
+  l.constant = symbolicOf(constant);
+  return l;
+}
+
+class FormBuilder {
+public:
+  FormBuilder(IndexSpace &space, AffineForm &form) : space(space), form(form) {}
+
+  std::optional<Poly> go(AffineExpr e) {
+    switch (e.getKind()) {
+    case AffineExprKind::Constant: {
+      Poly p;
+      if (int64_t v = llvm::cast<mlir::AffineConstantExpr>(e).getValue())
+        p[{}] = v;
+      return p;
+    }
+    case AffineExprKind::DimId: {
+      const std::string &n = space.dimName(llvm::cast<mlir::AffineDimExpr>(e).getPosition());
+      if (n[0] == '?') {
+        form.whyNot = n == "?load"   ? "the index reads memory"
+                      : n == "?call" ? "the index calls a function"
+                      : n == "?expr" ? "the index has an operation outside + - * / %"
+                                     : "the index depends on '" + n.substr(1) +
+                                           "', whose relation to the thread index is unknown";
+        return std::nullopt;
+      }
+      return Poly{{{n}, 1}};
+    }
+    case AffineExprKind::SymbolId:
+      return Poly{{{space.symbolName(llvm::cast<mlir::AffineSymbolExpr>(e).getPosition())}, 1}};
+    case AffineExprKind::Add:
+    case AffineExprKind::Mul: {
+      auto b = llvm::cast<mlir::AffineBinaryOpExpr>(e);
+      auto l = go(b.getLHS());
+      auto r = l ? go(b.getRHS()) : std::nullopt;
+      if (!r)
+        return std::nullopt;
+      auto out = e.getKind() == AffineExprKind::Add ? plus(*l, *r, 1) : times(*l, *r);
+      if (!out)
+        form.whyNot = "a coefficient overflows";
+      return out;
+    }
+    case AffineExprKind::FloorDiv:
+    case AffineExprKind::Mod:
+    case AffineExprKind::CeilDiv:
+      return divide(llvm::cast<mlir::AffineBinaryOpExpr>(e));
+    }
+    return std::nullopt;
+  }
+
+private:
+  IndexSpace &space;
+  AffineForm &form;
+
+  static bool invariant(const Poly &p) {
+    for (const auto &[k, c] : p)
+      for (const std::string &f : k)
+        if (isVariable(f))
+          return false;
+    return true;
+  }
+
+  std::optional<Poly> divide(mlir::AffineBinaryOpExpr b) {
+    auto num = go(b.getLHS());
+    auto den = num ? go(b.getRHS()) : std::nullopt;
+    if (!den)
+      return std::nullopt;
+    if (!invariant(*den) || den->empty()) {
+      form.whyNot = "the index divides by a thread- or loop-dependent value";
+      return std::nullopt;
+    }
+    // An invariant quotient is one more invariant name.
+    if (invariant(*num))
+      return Poly{{{"(" + space.print(b) + ")"}, 1}};
+    if (b.getKind() == AffineExprKind::CeilDiv) {
+      form.whyNot = "the index has a ceiling division";
+      return std::nullopt;
+    }
+    std::string why;
+    auto lin = linearOf(*num, why);
+    if (!lin) {
+      form.whyNot = why;
+      return std::nullopt;
+    }
+    IndexAtom atom;
+    atom.op = b.getKind() == AffineExprKind::Mod ? IndexAtom::Op::Mod : IndexAtom::Op::FloorDiv;
+    atom.numerator = *lin;
+    atom.divisor = symbolicOf(*den);
+    size_t i = 0;
+    while (i < form.atoms.size() && !(form.atoms[i] == atom))
+      ++i;
+    if (i == form.atoms.size())
+      form.atoms.push_back(atom);
+    return Poly{{{"#" + std::to_string(i)}, 1}};
+  }
+};
+
+} // namespace
+
+AffineForm cudal1::affineFormOf(StringRef normalized, IndexSpace &space) {
+  AffineForm form;
+  auto e = space.parse(normalized);
+  if (!e) {
+    form.whyNot = "the index is outside the grammar of normalized indices";
+    return form;
+  }
+  FormBuilder b(space, form);
+  std::optional<Poly> p = b.go(*e);
+  if (!p) {
+    if (form.whyNot.empty())
+      form.whyNot = "the index is not affine";
+    return form;
+  }
+  auto lin = linearOf(*p, form.whyNot);
+  if (!lin)
+    return form;
+  form.linear = *lin;
+  // The decomposition: monomials grouped by their factors that are neither
+  // variables nor launch dimensions (the parameters that scale a dimension).
+  std::map<std::vector<std::string>, Poly> groups;
+  for (const auto &[k, c] : *p) {
+    std::vector<std::string> scale, rest;
+    for (const std::string &f : k)
+      (isVariable(f) || isLaunchShape(f) ? rest : scale).push_back(f);
+    addTo(groups[scale], rest, c);
+  }
+  for (const auto &[scale, poly] : groups) {
+    if (poly.empty())
+      continue;
+    LogicalDim d;
+    d.stride.terms.push_back(Monomial{1, scale});
+    std::string why;
+    d.index = *linearOf(poly, why); // a subset of a linear polynomial's monomials
+    form.dims.push_back(std::move(d));
+  }
+  std::stable_sort(form.dims.begin(), form.dims.end(),
+                   [](const LogicalDim &a, const LogicalDim &b) {
+                     return a.stride.terms[0].symbols.size() > b.stride.terms[0].symbols.size();
+                   });
+  form.affine = true;
+  return form;
+}
+
+bool cudal1::isGlobalId(const LinearPart &p, unsigned d) {
+  static const char *names[][3] = {{"threadIdx.x", "blockIdx.x", "blockDim.x"},
+                                   {"threadIdx.y", "blockIdx.y", "blockDim.y"},
+                                   {"threadIdx.z", "blockIdx.z", "blockDim.z"}};
+  if (d > 2 || !p.constant.isZero() || p.terms.size() != 2)
+    return false;
+  SymbolicValue one{{Monomial{1, {}}}}, shape{{Monomial{1, {names[d][2]}}}};
+  return p.terms[0] == AffineTerm{names[d][0], one} && p.terms[1] == AffineTerm{names[d][1], shape};
+}
+
+std::optional<unsigned> cudal1::loopCounterOf(const LinearPart &p) {
+  if (!p.constant.isZero() || p.terms.size() != 1 || p.terms[0].coeff.constant() != 1 ||
+      !StringRef(p.terms[0].var).starts_with("$k"))
+    return std::nullopt;
+  unsigned n;
+  if (StringRef(p.terms[0].var).drop_front(2).getAsInteger(10, n))
+    return std::nullopt;
+  return n;
 }

@@ -3,8 +3,10 @@
 // synchronizations and copies.
 #include "cudal1/Frontend/Frontend.h"
 #include "KernelScanner.h"
+#include "cudal1/Analysis/AffineIndex.h"
 #include "cudal1/Frontend/ParsedUnit.h"
 
+#include "mlir/IR/MLIRContext.h"
 #include "clang/AST/ASTConsumer.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/ExprCXX.h"
@@ -126,6 +128,7 @@ struct ModelIndex {
   std::vector<const FunctionDecl *> kernels;
   std::vector<const CUDAKernelCallExpr *> launches;
   std::vector<std::vector<const Stmt *>> loops;
+  std::vector<std::vector<const Expr *>> accesses;
   std::vector<const Stmt *> hostLoops;
   std::vector<const CallExpr *> syncs;
   std::vector<const FunctionDecl *> launchFunctions, hostLoopFunctions, syncFunctions;
@@ -135,7 +138,7 @@ class ModelBuilder : public RecursiveASTVisitor<ModelBuilder> {
 public:
   ModelBuilder(ASTContext &ctx, ProgramModel &model, ModelIndex *index)
       : ctx(ctx), sm(ctx.getSourceManager()), model(model), mangler(ctx.createMangleContext()),
-        index(index) {}
+        index(index), mlirContext(mlir::MLIRContext::Threading::DISABLED) {}
 
   bool shouldVisitTemplateInstantiations() const { return true; }
 
@@ -201,6 +204,8 @@ private:
   ProgramModel &model;
   std::unique_ptr<MangleContext> mangler;
   ModelIndex *index;
+  /// For the accesses' affine forms (affine expressions only, no dialects).
+  mlir::MLIRContext mlirContext;
   llvm::DenseMap<const FunctionDecl *, int> kernelIndex;
   std::vector<const FunctionDecl *> hostFunctions;
   /// Host loops enclosing the statement being walked, innermost last.
@@ -231,11 +236,17 @@ private:
     k.fromHeader = sm.getFileID(sm.getFileLoc(fd->getLocation())) != sm.getMainFileID();
     std::vector<const FunctionDecl *> callees;
     std::vector<const Stmt *> loopStmts;
-    scanKernel(ctx, fd, k, callees, &loopStmts);
+    std::vector<const Expr *> accessExprs;
+    scanKernel(ctx, fd, k, callees, &loopStmts, &accessExprs);
     k.key = kernelKey(fd, k, callees);
+    // One index space per kernel: its names are the kernel's.
+    IndexSpace space(mlirContext);
+    for (MemAccess &a : k.accesses)
+      a.affine = affineFormOf(a.normalized, space);
     if (index) {
       index->kernels.push_back(fd);
       index->loops.push_back(std::move(loopStmts));
+      index->accesses.push_back(std::move(accessExprs));
     }
     kernelIndex[fd->getCanonicalDecl()] = model.kernels.size();
     model.kernels.push_back(std::move(k));
@@ -511,6 +522,7 @@ public:
     u.kernels = std::move(index.kernels);
     u.launches = std::move(index.launches);
     u.loops = std::move(index.loops);
+    u.accesses = std::move(index.accesses);
     u.hostLoops = std::move(index.hostLoops);
     u.syncs = std::move(index.syncs);
     u.launchFunctions = std::move(index.launchFunctions);
@@ -637,6 +649,23 @@ llvm::Error cudal1::checkClangArgs(const std::string &file, const std::vector<st
   return llvm::Error::success();
 }
 ASTContext &ParsedUnit::ast() { return unit->getASTContext(); }
+
+const MemAccess *ParsedUnit::accessOf(unsigned kernel, const Expr *e, AccessKind kind) const {
+  if (!e || kernel >= accesses.size())
+    return nullptr;
+  e = e->IgnoreParenImpCasts();
+  const std::vector<MemAccess> &model = programModel.kernels[kernel].accesses;
+  for (size_t i = 0; i < accesses[kernel].size(); ++i)
+    if (accesses[kernel][i] == e && model[i].kind == kind)
+      return &model[i];
+  return nullptr;
+}
+
+const MemAccess *ParsedUnit::accessOf(unsigned kernel, const Expr *e) const {
+  if (const MemAccess *a = accessOf(kernel, e, AccessKind::Read))
+    return a;
+  return accessOf(kernel, e, AccessKind::Write);
+}
 
 llvm::Expected<std::unique_ptr<ParsedUnit>>
 ParsedUnit::parse(const std::string &file, const std::string &code,

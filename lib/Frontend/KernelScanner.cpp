@@ -177,9 +177,10 @@ bool isMathName(StringRef n) {
 class Scanner {
 public:
   Scanner(ASTContext &ctx, const FunctionDecl *fd, Kernel &k,
-          std::vector<const FunctionDecl *> &callees, std::vector<const Stmt *> *loopStmts)
-      : ctx(ctx), sm(ctx.getSourceManager()), fd(fd), k(k), callees(callees), loopStmts(loopStmts) {
-  }
+          std::vector<const FunctionDecl *> &callees, std::vector<const Stmt *> *loopStmts,
+          std::vector<const Expr *> *accessExprs)
+      : ctx(ctx), sm(ctx.getSourceManager()), fd(fd), k(k), callees(callees), loopStmts(loopStmts),
+        accessExprs(accessExprs) {}
 
   void run() {
     for (unsigned i = 0; i < fd->getNumParams(); ++i) {
@@ -209,6 +210,7 @@ private:
   Kernel &k;
   std::vector<const FunctionDecl *> &callees;
   std::vector<const Stmt *> *loopStmts;
+  std::vector<const Expr *> *accessExprs;
 
   llvm::DenseMap<const ParmVarDecl *, unsigned> paramIndex;
   llvm::DenseMap<const VarDecl *, unsigned> mutations;
@@ -494,6 +496,8 @@ private:
       a.guards = guardStack;
       a.pos = position(sm, whole->getBeginLoc());
       k.accesses.push_back(std::move(a));
+      if (accessExprs)
+        accessExprs->push_back(whole);
     };
     switch (mode) {
     case Mode::Read:
@@ -791,8 +795,8 @@ private:
 
 void scanKernel(ASTContext &ctx, const FunctionDecl *fd, Kernel &k,
                 std::vector<const FunctionDecl *> &deviceCallees,
-                std::vector<const Stmt *> *loopStmts) {
-  Scanner(ctx, fd, k, deviceCallees, loopStmts).run();
+                std::vector<const Stmt *> *loopStmts, std::vector<const Expr *> *accessExprs) {
+  Scanner(ctx, fd, k, deviceCallees, loopStmts, accessExprs).run();
 }
 
 } // namespace cudal1::frontend

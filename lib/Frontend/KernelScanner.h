@@ -24,10 +24,13 @@ std::string normalizedTokens(const clang::ASTContext &ctx, const clang::Decl *d)
 
 /// Fills `k` from the body of `fd`; `deviceCallees` receives the device
 /// functions it calls (for the kernel key).
-/// `loopStmts`, when given, receives the statement of each loop (by id).
+/// `loopStmts`, when given, receives the statement of each loop (by id), and
+/// `accessExprs` the expression of each access (by index into k.accesses:
+/// the subscript, the dereference or the atomic call).
 void scanKernel(clang::ASTContext &ctx, const clang::FunctionDecl *fd, Kernel &k,
                 std::vector<const clang::FunctionDecl *> &deviceCallees,
-                std::vector<const clang::Stmt *> *loopStmts = nullptr);
+                std::vector<const clang::Stmt *> *loopStmts = nullptr,
+                std::vector<const clang::Expr *> *accessExprs = nullptr);
 
 } // namespace cudal1::frontend
 

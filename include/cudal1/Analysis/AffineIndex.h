@@ -6,6 +6,8 @@
 #ifndef CUDAL1_ANALYSIS_AFFINEINDEX_H
 #define CUDAL1_ANALYSIS_AFFINEINDEX_H
 
+#include "cudal1/Frontend/ProgramModel.h"
+
 #include "mlir/IR/AffineExpr.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -106,6 +108,18 @@ struct Stride {
 
 /// The element stride between adjacent threadIdx.x of the index `e`.
 Stride strideAlong(mlir::AffineExpr e, unsigned dim, const IndexSpace &space);
+
+/// The structured affine form of normalized index text (ProgramModel.h,
+/// AffineForm): parsed by `space`, then expanded into a polynomial that must
+/// be linear in the thread and block indices, loop counters and the atoms
+/// `x / s`, `x % s` of invariant divisors; `affine` is false (with the
+/// reason) otherwise. The front end stores it with every access.
+AffineForm affineFormOf(llvm::StringRef normalized, IndexSpace &space);
+
+/// Whether `p` is exactly blockIdx.d * blockDim.d + threadIdx.d.
+bool isGlobalId(const LinearPart &p, unsigned d);
+/// The loop N when `p` is exactly the counter $kN.
+std::optional<unsigned> loopCounterOf(const LinearPart &p);
 
 } // namespace cudal1
 

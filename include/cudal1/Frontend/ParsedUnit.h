@@ -18,6 +18,7 @@ class ASTUnit;
 class CallExpr;
 class CUDAKernelCallExpr;
 class DiagnosticConsumer;
+class Expr;
 class FunctionDecl;
 class Stmt;
 } // namespace clang
@@ -62,6 +63,18 @@ public:
     return -1;
   }
   const clang::Stmt *loopStmt(unsigned kernel, unsigned loop) const { return loops[kernel][loop]; }
+  /// The expression of access `access` of a kernel (the subscript, the
+  /// dereference or the atomic call; an access that reads and writes is two
+  /// model entries of one expression).
+  const clang::Expr *accessExpr(unsigned kernel, unsigned access) const {
+    return accesses[kernel][access];
+  }
+  /// The model's access of `kind` made by `e` in a kernel (`e` as
+  /// accessExpr gives it, parentheses and implicit casts aside), or null:
+  /// how passes go from an AST node to its analysis facts.
+  const MemAccess *accessOf(unsigned kernel, const clang::Expr *e, AccessKind kind) const;
+  /// Any access of the kernel made by `e`, or null.
+  const MemAccess *accessOf(unsigned kernel, const clang::Expr *e) const;
   const clang::Stmt *hostLoopStmt(unsigned loop) const { return hostLoops[loop]; }
   const clang::CallExpr *syncCall(unsigned sync) const { return syncs[sync]; }
   /// The host function (definition) that encloses a launch site.
@@ -83,6 +96,7 @@ private:
   std::vector<const clang::FunctionDecl *> kernels;
   std::vector<const clang::CUDAKernelCallExpr *> launches;
   std::vector<std::vector<const clang::Stmt *>> loops;
+  std::vector<std::vector<const clang::Expr *>> accesses;
   std::vector<const clang::Stmt *> hostLoops;
   std::vector<const clang::CallExpr *> syncs;
   std::vector<const clang::FunctionDecl *> launchFunctions, hostLoopFunctions, syncFunctions;

@@ -4,6 +4,8 @@
 #ifndef CUDAL1_FRONTEND_PROGRAMMODEL_H
 #define CUDAL1_FRONTEND_PROGRAMMODEL_H
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +62,81 @@ struct Guard {
   std::string str() const;
 };
 
+/// An integer times a product of thread-invariant names (launch dimensions
+/// such as blockDim.x, kernel parameters, globals), the names sorted.
+struct Monomial {
+  int64_t coeff = 0;
+  std::vector<std::string> symbols;
+  bool operator==(const Monomial &o) const { return coeff == o.coeff && symbols == o.symbols; }
+};
+
+/// A polynomial in thread-invariant names: a sum of monomials with distinct
+/// symbol lists in sorted order and no zero coefficient (so two equal values
+/// compare equal); no terms is 0.
+struct SymbolicValue {
+  std::vector<Monomial> terms;
+  bool isZero() const { return terms.empty(); }
+  /// The integer value when no name occurs.
+  std::optional<int64_t> constant() const;
+  /// The single name when the value is exactly that name (`N`).
+  std::optional<std::string> name() const;
+  /// C-like text: "N * K + 2".
+  std::string str() const;
+  bool operator==(const SymbolicValue &o) const { return terms == o.terms; }
+  bool operator!=(const SymbolicValue &o) const { return !(*this == o); }
+};
+
+/// A variable of an affine index and its coefficient. Variables are
+/// threadIdx.{x,y,z}, blockIdx.{x,y,z}, loop counters ($kN: the iteration
+/// number of loop N) and atoms ("#I": AffineForm::atoms[I]).
+struct AffineTerm {
+  std::string var;
+  SymbolicValue coeff;
+  bool operator==(const AffineTerm &o) const { return var == o.var && coeff == o.coeff; }
+};
+
+/// A sum of terms plus a thread- and loop-invariant part.
+struct LinearPart {
+  std::vector<AffineTerm> terms; ///< in variable order, no zero coefficient
+  SymbolicValue constant;
+  /// The coefficient of `var` (0 when absent).
+  SymbolicValue coefficient(const std::string &var) const;
+  bool operator==(const LinearPart &o) const { return terms == o.terms && constant == o.constant; }
+};
+
+/// `numerator / divisor` (floor) or `numerator % divisor` of a linear part
+/// by a positive invariant: the row and column of a 1-D thread mapping
+/// (`idx / N`, `idx % N`).
+struct IndexAtom {
+  enum class Op { FloorDiv, Mod } op = Op::FloorDiv;
+  LinearPart numerator; ///< may use earlier atoms
+  SymbolicValue divisor;
+  bool operator==(const IndexAtom &o) const {
+    return op == o.op && numerator == o.numerator && divisor == o.divisor;
+  }
+};
+
+/// One dimension of a flattened multi-dimensional index `i * N + j`: the
+/// index is the sum over its dimensions of stride * index, where the stride
+/// is a product of kernel parameters (1 for the innermost) and the index's
+/// coefficients involve only integers and launch dimensions.
+struct LogicalDim {
+  SymbolicValue stride;
+  LinearPart index;
+};
+
+/// The structured form of an index (docs/Analysis.md, "Affine forms"):
+/// linear in the thread and block indices, loop counters and atoms, with
+/// coefficients that are polynomials in invariant names. Computed once by
+/// the front end from the normalized index.
+struct AffineForm {
+  bool affine = false;
+  std::string whyNot; ///< when not affine: what is outside the form
+  LinearPart linear;  ///< the whole index
+  std::vector<IndexAtom> atoms;
+  std::vector<LogicalDim> dims; ///< the decomposition, outermost (largest stride) first
+};
+
 /// One access to global memory through a pointer parameter.
 struct MemAccess {
   std::string param; ///< the kernel parameter the pointer derives from
@@ -72,6 +149,8 @@ struct MemAccess {
   /// Conditions that dominate the access and bound a thread-dependent value
   /// (if-conditions, early returns, loop conditions), normalized.
   std::vector<Guard> guards;
+  /// The index as an affine form (affine == false when it is not one).
+  AffineForm affine;
   SourcePos pos;
 };
 
