@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #define DEBUG_TYPE "stage-shared"
 
@@ -53,7 +54,10 @@ Params paramsOf(const PlanStep &step) {
 ///   if (G) { [T v = ...;]* out[W] = E; }     (or `if (!G) return; ...`)
 struct Pattern {
   const CompoundStmt *body = nullptr;
-  std::vector<const VarDecl *> indices; ///< the global x and y ids, in source order
+  std::vector<const VarDecl *> indices; ///< the global x and y ids
+  /// Every declaration before the guard, in source order: the two ids and
+  /// values derived from them without memory reads (re-evaluated per phase).
+  std::vector<const VarDecl *> leading;
   const VarDecl *x = nullptr, *y = nullptr;
   const Expr *guard = nullptr;
   bool earlyReturn = false;              ///< the guard is the condition of an early return
@@ -181,6 +185,47 @@ std::string effectFree(ASTContext &ast, const Stmt *s, const ParmVarDecl *out) {
   return why;
 }
 
+bool readsMemory(const Stmt *s) {
+  bool found = false;
+  forEachStmt(s, [&](const Stmt *c) { found |= isa<ArraySubscriptExpr>(c); });
+  return found;
+}
+
+/// The declarations (before the guard and inside it) that `roots` read,
+/// directly or through each other.
+std::set<const VarDecl *> needed(const Pattern &p, std::vector<const Stmt *> roots) {
+  std::set<const VarDecl *> out;
+  auto collect = [&](const Stmt *s) {
+    forEachStmt(s, [&](const Stmt *c) {
+      if (auto *dre = dyn_cast<DeclRefExpr>(c))
+        if (auto *vd = dyn_cast<VarDecl>(dre->getDecl()))
+          out.insert(vd);
+    });
+  };
+  for (const Stmt *r : roots)
+    collect(r);
+  std::vector<const VarDecl *> all = p.leading;
+  for (const DeclStmt *ds : p.locals)
+    for (const Decl *d : ds->decls())
+      all.push_back(cast<VarDecl>(d));
+  for (auto it = all.rbegin(); it != all.rend(); ++it) // initializers read earlier ones only
+    if (out.count(*it))
+      collect((*it)->getInit());
+  return out;
+}
+
+/// The locals of the guarded region that the store (its index and guard) needs.
+std::vector<const VarDecl *> storeLocals(const Pattern &p) {
+  auto *lhs = cast<ArraySubscriptExpr>(p.store->getLHS()->IgnoreParenImpCasts());
+  std::set<const VarDecl *> n = needed(p, {p.guard, lhs->getIdx()});
+  std::vector<const VarDecl *> out;
+  for (const DeclStmt *ds : p.locals)
+    for (const Decl *d : ds->decls())
+      if (n.count(cast<VarDecl>(d)))
+        out.push_back(cast<VarDecl>(d));
+  return out;
+}
+
 std::string matchPattern(TransformContext &ctx, unsigned kernel, Pattern &p) {
   ASTContext &ast = ctx.unit.ast();
   const Kernel &k = ctx.model().kernels[kernel];
@@ -220,13 +265,17 @@ std::string matchPattern(TransformContext &ctx, unsigned kernel, Pattern &p) {
       break;
     for (const Decl *d : ds->decls()) {
       auto *vd = dyn_cast<VarDecl>(d);
-      std::optional<char> axis = vd && vd->hasInit() && vd->getType()->isIntegerType()
-                                     ? globalIdAxis(vd->getInit())
-                                     : std::nullopt;
-      if (!axis)
+      if (!vd || !vd->hasInit() || !vd->hasLocalStorage() || vd->isStaticLocal() ||
+          vd->hasAttr<CUDASharedAttr>() || vd->getType()->isArrayType() ||
+          vd->getType()->isReferenceType())
         return "the declaration at line " + line(ds) +
-               " is not a global thread index (blockIdx * blockDim + threadIdx along x or y); " +
-               shape;
+               " is not an initialised scalar local (before the guard: the thread indices and "
+               "values computed from them)";
+      p.leading.push_back(vd);
+      std::optional<char> axis =
+          vd->getType()->isIntegerType() ? globalIdAxis(vd->getInit()) : std::nullopt;
+      if (!axis)
+        continue; // derived: checked below, once the ids are known
       const VarDecl *&slot = *axis == 'x' ? p.x : p.y;
       if (slot)
         return "two variables hold the global " + std::string(1, *axis) + " id (line " + line(ds) +
@@ -272,8 +321,9 @@ std::string matchPattern(TransformContext &ctx, unsigned kernel, Pattern &p) {
              " is not a local declaration (the guarded region is declarations and one store)";
     for (const Decl *d : ds->decls()) {
       auto *vd = dyn_cast<VarDecl>(d);
-      if (!vd || !vd->hasLocalStorage() || vd->isStaticLocal() || vd->hasAttr<CUDASharedAttr>())
-        return "the declaration at line " + line(ds) + " is not a plain local variable";
+      if (!vd || !vd->hasLocalStorage() || vd->isStaticLocal() || vd->hasAttr<CUDASharedAttr>() ||
+          !vd->hasInit() || vd->getType()->isArrayType() || vd->getType()->isReferenceType())
+        return "the declaration at line " + line(ds) + " is not an initialised scalar local";
     }
     p.locals.push_back(ds);
   }
@@ -326,11 +376,21 @@ std::string matchPattern(TransformContext &ctx, unsigned kernel, Pattern &p) {
   for (const DeclStmt *ds : p.locals)
     if (std::string w = effectFree(ast, ds, p.out); !w.empty())
       return w;
-  for (const DeclStmt *ds : p.locals)
-    for (const Decl *d : ds->decls())
-      if (refersTo(lhs->getIdx(), cast<VarDecl>(d)))
-        return "the store's index uses the local '" + cast<VarDecl>(d)->getNameAsString() +
-               "' (only the thread indices and parameters: the store runs in another thread)";
+  // Declarations that are evaluated again where the store runs: derived
+  // values before the guard, and the locals the store's index uses.
+  for (const VarDecl *v : p.leading)
+    if (std::find(p.indices.begin(), p.indices.end(), v) == p.indices.end()) {
+      if (std::string w = effectFree(ast, v->getInit(), p.out); !w.empty())
+        return w;
+      if (readsMemory(v->getInit()))
+        return "the declaration of '" + v->getNameAsString() + "' at line " + line(v->getInit()) +
+               " before the guard reads memory (only values computed from the thread indices)";
+    }
+  for (const VarDecl *v : storeLocals(p))
+    if (readsMemory(v->getInit()))
+      return "the store's index uses the local '" + v->getNameAsString() +
+             "', which reads memory (the store runs in another thread, which would read it "
+             "again)";
   return "";
 }
 
@@ -552,16 +612,27 @@ llvm::Error StageShared::apply(TransformContext &ctx, Target t, const PlanStep &
   // (tile[ty + j][tx]) or walks y (tile[tx][ty + j]); the tile is always
   // indexed [y - tile's y][x - tile's x].
   std::string across = "threadIdx.x", down = "(threadIdx.y + " + j + ")";
-  auto indices = [&](bool alongX, const std::string &ind) {
+  auto declare = [&](const VarDecl *v, const std::string &init) {
+    return typeName(ast, v->getType()) + " " + v->getNameAsString() + " = " + init + ";\n";
+  };
+  // The ids for this phase's layout, and the derived values it needs.
+  auto indices = [&](bool alongX, const std::set<const VarDecl *> &use, const std::string &ind) {
     std::string s;
-    for (const VarDecl *v : p.indices) {
+    for (const VarDecl *v : p.leading) {
+      if (v != p.x && v != p.y) {
+        if (use.count(v))
+          s += ind + declare(v, spelled(ast, v->getInit()));
+        continue;
+      }
       bool isX = v == p.x;
       std::string local = isX == alongX ? across : down;
-      s += ind + typeName(ast, v->getType()) + " " + v->getNameAsString() + " = blockIdx." +
-           (isX ? "x" : "y") + " * " + T + " + " + local + ";\n";
+      s += ind +
+           declare(v, std::string("blockIdx.") + (isX ? "x" : "y") + " * " + T + " + " + local);
     }
     return s;
   };
+  auto *lhs = cast<ArraySubscriptExpr>(p.store->getLHS()->IgnoreParenImpCasts());
+  std::set<const VarDecl *> forValue = needed(p, {p.guard, p.store->getRHS()});
   auto slot = [&](bool alongX) {
     return tile + (alongX ? "[threadIdx.y + " + j + "][threadIdx.x]"
                           : "[threadIdx.x][threadIdx.y + " + j + "]");
@@ -580,16 +651,23 @@ llvm::Error StageShared::apply(TransformContext &ctx, Target t, const PlanStep &
   s += "  __shared__ " + elem + " " + tile + "[" + T + "][" + T + " + " + std::to_string(q.pad) +
        "];\n";
   // 1. Each element's value, by its own (x, y), under its guard.
-  s += head + indices(p.readAlongX, "    ");
+  s += head + indices(p.readAlongX, forValue, "    ");
   s += "    if (" + guard + ") {\n";
   for (const DeclStmt *d : p.locals)
-    s += "      " + spelled(ast, d) + "\n";
+    for (const Decl *v : d->decls())
+      if (forValue.count(cast<VarDecl>(v)))
+        s += "      " + declare(cast<VarDecl>(v), spelled(ast, cast<VarDecl>(v)->getInit()));
   s += "      " + slot(p.readAlongX) + " = " + spelled(ast, p.store->getRHS()) + ";\n";
   s += "    }\n  }\n  __syncthreads();\n";
   // 2. The store, by the same (x, y) under the same guard, from the tile.
-  s += head + indices(!p.readAlongX, "    ");
-  s += "    if (" + guard + ")\n";
+  s += head + indices(!p.readAlongX, needed(p, {p.guard, lhs->getIdx()}), "    ");
+  std::vector<const VarDecl *> locals = storeLocals(p);
+  s += "    if (" + guard + ")" + (locals.empty() ? "\n" : " {\n");
+  for (const VarDecl *v : locals)
+    s += "      " + declare(v, spelled(ast, v->getInit()));
   s += "      " + spelled(ast, p.store->getLHS()) + " = " + slot(!p.readAlongX) + ";\n";
+  if (!locals.empty())
+    s += "    }\n";
   s += "  }\n}";
   ctx.rewriter.ReplaceText(CharSourceRange::getTokenRange(p.body->getSourceRange()), s);
   // 3. Every launch: blocks of T x T/rows, a grid covering the threads the

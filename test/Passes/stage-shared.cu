@@ -5,7 +5,7 @@
 // the write's contiguous index. Launches get the tile's block and a grid that
 // covers the original threads. The refusals below each name what blocks it.
 // RUN: cudal1-opt %s --list-transforms | %FileCheck %s --check-prefix=LIST
-// RUN: cudal1-opt %s --plan '@transpose: stage-shared; @transposeD: stage-shared(tile=16, pad=0, rows=2); @scaleT: stage-shared(tile=32, pad=1, rows=1)' -o %t.cu
+// RUN: cudal1-opt %s --plan '@transpose: stage-shared; @transposeD: stage-shared(tile=16, pad=0, rows=2); @scaleT: stage-shared(tile=32, pad=1, rows=1); @derived: stage-shared' -o %t.cu
 // RUN: grep -v "^ *// [A-Z-]*:" %t.cu | %FileCheck %s
 // RUN: cudal1-clang++ -x cuda --cuda-gpu-arch=sm_90 -std=c++17 -fsyntax-only -Wall -Werror %t.cu
 // RUN: %if nvcc %{ nvcc -arch=sm_90 -c -o %t.o %t.cu %}
@@ -95,6 +95,43 @@ __global__ void scaleT(const float *__restrict__ in, const float *__restrict__ b
   if (c < cols && r < rows) {
     float v = alpha * in[r * cols + c];
     out[c * rows + r] = v + bias[r];
+  }
+}
+
+// Values derived from the indices (no memory read) are evaluated again in
+// each phase where they are used: `src` where the value is computed, `dst`
+// where it is stored.
+// CHECK-LABEL: {{^}}__global__ void derived(
+// CHECK:      {{^}}    int c = blockIdx.x * 32 + threadIdx.x;
+// CHECK-NEXT: {{^}}    int r = blockIdx.y * 32 + (threadIdx.y + cudal1_j);
+// CHECK-NEXT: {{^}}    int src = r * cols + c;
+// CHECK-NEXT: {{^}}    if (r < rows && c < cols) {
+// CHECK-NEXT: {{^}}      cudal1_tile[threadIdx.y + cudal1_j][threadIdx.x] = in[src];
+// CHECK:      {{^}}  __syncthreads();
+// CHECK:      {{^}}    int c = blockIdx.x * 32 + (threadIdx.y + cudal1_j);
+// CHECK-NEXT: {{^}}    int r = blockIdx.y * 32 + threadIdx.x;
+// CHECK-NEXT: {{^}}    if (r < rows && c < cols) {
+// CHECK-NEXT: {{^}}      int dst = c * rows + r;
+// CHECK-NEXT: {{^}}      out[dst] = cudal1_tile[threadIdx.x][threadIdx.y + cudal1_j];
+// CHECK-NEXT: {{^}}    }
+__global__ void derived(const float *in, float *out, int rows, int cols) {
+  int c = blockIdx.x * blockDim.x + threadIdx.x;
+  int r = blockIdx.y * blockDim.y + threadIdx.y;
+  int src = r * cols + c;
+  if (r < rows && c < cols) {
+    int dst = c * rows + r;
+    out[dst] = in[src];
+  }
+}
+
+// LIST-LABEL: kernel indexFromMemory
+// LIST: - stage-shared: the store's index uses the local 'dst', which reads memory (the store runs in another thread, which would read it again)
+__global__ void indexFromMemory(const float *in, const int *perm, float *out, int rows, int cols) {
+  int c = blockIdx.x * blockDim.x + threadIdx.x;
+  int r = blockIdx.y * blockDim.y + threadIdx.y;
+  if (r < rows && c < cols) {
+    int dst = perm[0] + c * rows + r;
+    out[dst] = in[r * cols + c];
   }
 }
 
@@ -270,6 +307,8 @@ void run(int rows, int cols) {
   dim3 grid((cols + 31) / 32, (rows + 7) / 8);
   dim3 gridT((cols + 15) / 16, (rows + 15) / 16);
   transpose<<<grid, block>>>(in, out, rows, cols);
+  derived<<<grid, block>>>(in, out, rows, cols);
+  indexFromMemory<<<grid, block>>>(in, idx, out, rows, cols);
   transposeD<<<gridT, dim3(16, 16)>>>(in2, out2, cols, rows);
   scaleT<<<grid, block>>>(in, bias, out, 2.0f, rows, cols);
   copy2d<<<grid, block>>>(in, out, rows, cols);

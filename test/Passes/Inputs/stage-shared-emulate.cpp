@@ -86,6 +86,15 @@ int main() {
       failures += compare("scaleT", rows, cols, want, got);
       ++compared;
     }
+    {
+      dim3 block(16, 16), grid((cols + 15) / 16, (rows + 15) / 16);
+      std::vector<float> want(big, 12345.0f), got(big, 12345.0f);
+      emulateLaunch(grid, block, [&] { orig::derived(in.data(), want.data(), rows, cols); });
+      emulateLaunch(tiledGrid(grid, block), vblock,
+                    [&] { variant::derived(in.data(), got.data(), rows, cols); });
+      failures += compare("derived", rows, cols, want, got);
+      ++compared;
+    }
   }
   std::printf("tile=%d rows=%d: %d comparisons, %d mismatches\n", TILE, ROWS, compared, failures);
   return failures != 0;
