@@ -171,6 +171,9 @@ int heuristicRank(const PlanStep &s) {
                                               : 3);
   if (t == "tile-shared")
     return paramOf(s, "tile") == "32" ? 10 : 11;
+  if (t == "stage-shared") // offered only where a store and its reads disagree on the unit stride
+    return 12 + (paramOf(s, "tile") == "16") + (paramOf(s, "rows") == "1") +
+           2 * (paramOf(s, "pad") == "0");
   if (t == "coalesce")
     return 20;
   if (t == "vectorize")
