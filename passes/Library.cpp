@@ -1,15 +1,13 @@
 // library: the launch of a recognized matrix product kernel becomes a cuBLAS
-// call. Recognition is strict: the kernel is exactly one bounds-checked
-// dot-product loop per output element,
-//   if (row < M && col < N) { T acc = 0; for (int k = 0; k < K; ++k)
-//     acc += A[..] * B[..]; C[row * N + col] = acc | alpha * acc | alpha * acc + beta * C[..]; }
-// (GEMV: one thread per row, `y[r] = ...`), with the index expressions
-// checked by the analysis (normalized affine indices compared as functions
-// of the global thread ids and the loop counter), and the launch's grid
-// proved to cover every output. Row-major C = op(A) op(B) is computed as
-// column-major C^T = op(B)^T op(A)^T.
+// call. The kernel must compute exactly a GEMM or GEMV, one thread per
+// output (recognizeGemm, lib/Analysis/Idioms: a local accumulator or the
+// output accumulated in place, any scaling, names, operand order,
+// transposition and 2-D or 1-D mapping), with dense operands, and the
+// launch's grid must cover every output (gridCovers). Row-major
+// C = op(A) op(B) is computed as column-major C^T = op(B)^T op(A)^T.
 #include "Library.h"
 #include "cudal1/Analysis/AffineIndex.h"
+#include "cudal1/Analysis/Idioms.h"
 #include "cudal1/Rewrite/HostCode.h"
 #include "cudal1/Rewrite/RewriteUtils.h"
 
@@ -41,7 +39,9 @@ struct Product {
   const ParmVarDecl *c = nullptr; ///< the output
   bool transA = false, transB = false;
   const ParmVarDecl *m = nullptr, *n = nullptr, *k = nullptr; ///< n unused for GEMV
-  const Expr *alpha = nullptr, *beta = nullptr;               ///< in the kernel; null: 1, 0
+  GemmScalar alpha, beta;                                     ///< in the kernel
+  bool oneD = false;                 ///< one thread per output along x: idx / N, idx % N
+  unsigned rowAxis = 1, colAxis = 0; ///< the grid dimensions of rows and columns
 };
 
 /// The integer parameter of `fd` named `name` (the normalized side of a
@@ -64,15 +64,6 @@ const VarDecl *varOf(const Expr *e) {
   if (auto *dre = dyn_cast<DeclRefExpr>(e->IgnoreParenImpCasts()))
     return dyn_cast<VarDecl>(dre->getDecl());
   return nullptr;
-}
-
-/// A scalar factor: a kernel parameter or a literal.
-bool isScalarFactor(const Expr *e) {
-  e = e->IgnoreParenImpCasts();
-  if (isa<FloatingLiteral>(e) || isa<IntegerLiteral>(e))
-    return true;
-  const ParmVarDecl *p = paramOf(e);
-  return p && p->getType()->isArithmeticType();
 }
 
 /// Whether evaluating `s` may read memory, call a function (the
@@ -111,253 +102,46 @@ int lessThanConjuncts(const Expr *e) {
   return bo->getOpcode() == BO_LT ? 1 : -1;
 }
 
-/// The model's access at an expression's position (global accesses through
-/// pointer parameters only).
-const MemAccess *accessAt(TransformContext &ctx, const Kernel &k, const Expr *e, AccessKind kind) {
-  const SourceManager &sm = ctx.unit.ast().getSourceManager();
-  SourceLocation at = sm.getFileLoc(e->getBeginLoc());
-  for (const MemAccess &m : k.accesses)
-    if (m.kind == kind && m.pos.line == sm.getPresumedLineNumber(at) &&
-        m.pos.col == sm.getPresumedColumnNumber(at))
-      return &m;
-  return nullptr;
-}
-
-/// Finds the product pattern in kernel `kernel`, or says why it is not one.
+/// Finds the product in kernel `kernel` (Idioms.h) and checks what cuBLAS
+/// needs of it, or says why it is not one.
 std::string match(TransformContext &ctx, unsigned kernel, Product &p) {
-  ASTContext &ast = ctx.unit.ast();
-  const FunctionDecl *fd = ctx.unit.kernelDecl(kernel);
-  const Kernel &km = ctx.model().kernels[kernel];
-  const char *shape = "not the canonical product 'if (row < M && col < N) { T acc = 0; for (int "
-                      "k = 0; k < K; ++k) acc += A[..] * B[..]; C[..] = acc; }'";
-  auto *body = dyn_cast_or_null<CompoundStmt>(fd->getBody());
-  if (!body || body->body_empty())
-    return shape;
-  if (!km.barriers.empty() || !km.atomics.empty() || !km.shared.empty() || usesWarpIntrinsics(fd))
-    return "the kernel synchronizes, uses atomics or shared memory";
-  // 1. Index declarations (pure integer arithmetic), then one if statement.
-  const IfStmt *guard = nullptr;
-  for (const Stmt *s : body->body()) {
-    if (guard)
-      return std::string(shape) + ": a statement follows the bounds check";
-    if (auto *ds = dyn_cast<DeclStmt>(s)) {
-      for (const Decl *d : ds->decls()) {
-        auto *vd = dyn_cast<VarDecl>(d);
-        if (!vd || !vd->getType()->isIntegerType() || !vd->hasInit() ||
-            hasMemoryAccess(vd->getInit()))
-          return std::string(shape) +
-                 ": only integer index declarations may precede the bounds check";
-      }
-      continue;
-    }
-    guard = dyn_cast<IfStmt>(s);
-    if (!guard || guard->getElse() || guard->getInit() || guard->getConditionVariable())
-      return shape;
-  }
-  if (!guard || hasMemoryAccess(guard->getCond()))
-    return shape;
-  int conditions = lessThanConjuncts(guard->getCond());
-  if (conditions < 1)
-    return "the bounds check must be comparisons 'a < b' joined by &&";
-  // 2. { T acc = 0; for (...) acc += X * Y; Z[..] = F(acc); }
-  auto *then = dyn_cast<CompoundStmt>(guard->getThen());
-  if (!then || then->size() != 3)
-    return std::string(shape) + ": the bounds check must hold exactly the accumulator, the loop "
-                                "and the store";
-  auto *accDecl = dyn_cast<DeclStmt>(then->body_front());
-  auto *loop = dyn_cast<ForStmt>(*(then->body_begin() + 1));
-  auto *store = dyn_cast<BinaryOperator>(then->body_back());
-  const VarDecl *acc =
-      accDecl && accDecl->isSingleDecl() ? dyn_cast<VarDecl>(accDecl->getSingleDecl()) : nullptr;
-  if (!acc || !acc->hasInit() || !loop || !store || store->getOpcode() != BO_Assign)
-    return shape;
-  {
-    Expr::EvalResult r;
-    if (!acc->getInit()->EvaluateAsRValue(r, ast) ||
-        !((r.Val.isFloat() && r.Val.getFloat().isZero()) || (r.Val.isInt() && r.Val.getInt() == 0)))
-      return std::string(shape) + ": the accumulator must start at zero";
-  }
-  p.type = acc->getType().getCanonicalType().getAsString();
+  GemmIdiom g;
+  if (std::string why = recognizeGemm(ctx.unit, kernel, ctx.mlir, g); !why.empty())
+    return why;
+  p.type = g.elementType;
   if (p.type != "float" && p.type != "double")
     return "the element type is " + p.type + " (cuBLAS: float or double)";
-  auto *init = dyn_cast_or_null<DeclStmt>(loop->getInit());
-  const VarDecl *kv =
-      init && init->isSingleDecl() ? dyn_cast<VarDecl>(init->getSingleDecl()) : nullptr;
-  Expr::EvalResult z;
-  if (!kv || !kv->hasInit() || !kv->getInit()->EvaluateAsInt(z, ast) || z.Val.getInt() != 0)
-    return std::string(shape) + ": the loop must start at 0";
-  auto *cond = dyn_cast_or_null<BinaryOperator>(loop->getCond());
-  auto *inc = dyn_cast_or_null<UnaryOperator>(loop->getInc());
-  if (!cond || cond->getOpcode() != BO_LT || varOf(cond->getLHS()) != kv || !inc ||
-      !inc->isIncrementOp() || varOf(inc->getSubExpr()) != kv)
-    return std::string(shape) + ": the loop must be 'for (int k = 0; k < K; ++k)'";
-  p.k = paramOf(cond->getRHS());
-  if (!p.k || !p.k->getType()->isIntegerType())
-    return "the loop bound must be an integer parameter of the kernel";
-  const Stmt *lb = loop->getBody();
-  if (auto *cs = dyn_cast<CompoundStmt>(lb); cs && cs->size() == 1)
-    lb = cs->body_front();
-  auto *add = dyn_cast<CompoundAssignOperator>(lb);
-  auto *mul = add ? dyn_cast<BinaryOperator>(add->getRHS()->IgnoreParenImpCasts()) : nullptr;
-  if (!add || add->getOpcode() != BO_AddAssign || varOf(add->getLHS()) != acc || !mul ||
-      mul->getOpcode() != BO_Mul)
-    return std::string(shape) + ": the loop body must be 'acc += X[..] * Y[..]'";
-  auto *x = dyn_cast<ArraySubscriptExpr>(mul->getLHS()->IgnoreParenImpCasts());
-  auto *y = dyn_cast<ArraySubscriptExpr>(mul->getRHS()->IgnoreParenImpCasts());
-  auto *out = dyn_cast<ArraySubscriptExpr>(store->getLHS()->IgnoreParenImpCasts());
-  if (!x || !y || !out)
-    return std::string(shape) + ": the operands and the output must be array elements";
-  for (const ArraySubscriptExpr *a : {x, y, out})
-    if (hasMemoryAccess(a->getIdx()))
-      return "an index reads memory, calls a function or assigns";
-  // The store: acc, alpha * acc, acc * alpha, alpha * acc + beta * C[same].
-  const Expr *rhs = store->getRHS()->IgnoreParenImpCasts();
-  const ArraySubscriptExpr *outRead = nullptr; // C[..] in beta * C[..]
-  auto scaled = [&](const Expr *e, const Expr *&factor, auto isValue) {
-    e = e->IgnoreParenImpCasts();
-    if (isValue(e)) {
-      factor = nullptr;
-      return true;
-    }
-    auto *m = dyn_cast<BinaryOperator>(e);
-    if (!m || m->getOpcode() != BO_Mul)
-      return false;
-    if (isValue(m->getRHS()->IgnoreParenImpCasts()) && isScalarFactor(m->getLHS()))
-      factor = m->getLHS()->IgnoreParenImpCasts();
-    else if (isValue(m->getLHS()->IgnoreParenImpCasts()) && isScalarFactor(m->getRHS()))
-      factor = m->getRHS()->IgnoreParenImpCasts();
-    else
-      return false;
-    return true;
+  p.gemv = g.matrixVector;
+  p.a = g.a.param;
+  p.b = g.b.param;
+  p.c = g.c;
+  p.transA = g.a.transposed;
+  p.transB = g.b.transposed;
+  p.m = g.m;
+  p.n = g.n;
+  p.k = g.k;
+  p.alpha = g.alpha;
+  p.beta = g.beta;
+  p.oneD = g.mapping == GemmIdiom::Mapping::OneD;
+  p.rowAxis = g.row.axis;
+  p.colAxis = g.col.axis;
+  // cuBLAS reads dense matrices: each leading dimension is the extent the
+  // bounds give (A is M x K or K x M, B K x N or N x K, C M x N).
+  auto is = [](const SymbolicValue &v, const ParmVarDecl *pv) {
+    return pv && v.name() == pv->getName().str();
   };
-  auto isAcc = [&](const Expr *e) { return varOf(e) == acc; };
-  auto isOut = [&](const Expr *e) {
-    auto *a = dyn_cast<ArraySubscriptExpr>(e);
-    if (a)
-      outRead = a;
-    return a != nullptr;
-  };
-  const Expr *alpha = nullptr, *beta = nullptr;
-  bool hasBeta = false;
-  if (!scaled(rhs, alpha, isAcc)) {
-    auto *sum = dyn_cast<BinaryOperator>(rhs);
-    if (!sum || sum->getOpcode() != BO_Add || !scaled(sum->getLHS(), alpha, isAcc) ||
-        !scaled(sum->getRHS(), beta, isOut) || !beta)
-      return std::string(shape) + ": the store must be 'C[..] = acc', 'alpha * acc' or "
-                                  "'alpha * acc + beta * C[..]'";
-    hasBeta = true;
-  }
-  p.alpha = alpha;
-  p.beta = beta;
-  // 3. The arrays: distinct pointer parameters of the element type.
-  auto pointerParam = [&](const ArraySubscriptExpr *a) -> const ParmVarDecl * {
-    const ParmVarDecl *pv = paramOf(a->getBase());
-    if (!pv || !pv->getType()->isPointerType() ||
-        pv->getType()->getPointeeType().getUnqualifiedType().getCanonicalType().getAsString() !=
-            p.type)
-      return nullptr;
-    return pv;
-  };
-  if (outRead && hasMemoryAccess(outRead->getIdx()))
-    return "an index reads memory, calls a function or assigns";
-  const ParmVarDecl *px = pointerParam(x), *py = pointerParam(y), *pc = pointerParam(out);
-  if (!px || !py || !pc || (outRead && pointerParam(outRead) != pc))
-    return "the operands and the output must be pointer parameters of element type " + p.type;
-  if (px == pc || py == pc)
-    return "the output is also an operand";
-  p.c = pc;
-  // 4. The model saw exactly these global accesses (nothing else is read or written).
-  if (km.accesses.size() != (hasBeta ? 4u : 3u) || km.loops.size() != 1)
-    return "the kernel has other global accesses or loops than the product's";
-  const MemAccess *ax = accessAt(ctx, km, x, AccessKind::Read);
-  const MemAccess *ay = accessAt(ctx, km, y, AccessKind::Read);
-  const MemAccess *ac = accessAt(ctx, km, out, AccessKind::Write);
-  const MemAccess *acr = outRead ? accessAt(ctx, km, outRead, AccessKind::Read) : nullptr;
-  if (!ax || !ay || !ac || (outRead && !acr))
-    return "the analysis does not see the product's accesses";
-  // 5. The bounds check: `gY < M && gX < N` (GEMM) or `gX < M` (GEMV).
-  IndexSpace space(ctx.mlir);
-  auto gx = space.parse("blockIdx.x * blockDim.x + threadIdx.x");
-  auto gy = space.parse("blockIdx.y * blockDim.y + threadIdx.y");
-  std::string loopVar = "$k" + std::to_string(km.loops[0].id);
-  const ParmVarDecl *boundX = nullptr, *boundY = nullptr;
-  for (const Guard &g : ac->guards) {
-    auto lhs = g.op == GuardOp::LT ? space.parse(g.lhs) : std::nullopt;
-    const ParmVarDecl *bound = g.op == GuardOp::LT ? integerParam(fd, g.rhs) : nullptr;
-    if (!lhs || !bound)
-      return "bound check '" + g.str() + "' is not 'global id < parameter'";
-    if (sameFunction(*lhs, *gx, space) && !boundX)
-      boundX = bound;
-    else if (sameFunction(*lhs, *gy, space) && !boundY)
-      boundY = bound;
-    else
-      return "bound check '" + g.str() + "' is not on the global x or y thread id";
-  }
-  auto parsed = [&](const MemAccess *m) { return space.parse(m->normalized); };
-  auto is = [&](const MemAccess *m, const std::string &text) {
-    auto e = parsed(m);
-    auto f = space.parse(text);
-    return e && f && !usesOpaque(*e, space) && sameFunction(*e, *f, space);
-  };
-  std::string gX = "(blockIdx.x * blockDim.x + threadIdx.x)";
-  std::string gY = "(blockIdx.y * blockDim.y + threadIdx.y)";
-  std::string K = p.k->getName().str();
-  if (ac->guards.size() != size_t(conditions))
-    return "the bounds check has conditions that do not bound a thread id";
-  if (boundX && boundY && ac->guards.size() == 2) {
-    // GEMM: C[gY * N + gX]; A[gY * K + k] or A[k * M + gY]; B[k * N + gX] or B[gX * K + k].
-    std::string M = boundY->getName().str(), N = boundX->getName().str();
-    p.m = boundY, p.n = boundX;
-    if (!is(ac, gY + " * " + N + " + " + gX) || (acr && !is(acr, gY + " * " + N + " + " + gX)))
-      return "the output index is not 'row * " + N + " + col'";
-    auto asA = [&](const MemAccess *m, bool &trans) {
-      if (is(m, gY + " * " + K + " + " + loopVar))
-        return trans = false, true;
-      if (is(m, loopVar + " * " + M + " + " + gY))
-        return trans = true, true;
-      return false;
-    };
-    auto asB = [&](const MemAccess *m, bool &trans) {
-      if (is(m, loopVar + " * " + N + " + " + gX))
-        return trans = false, true;
-      if (is(m, gX + " * " + K + " + " + loopVar))
-        return trans = true, true;
-      return false;
-    };
-    if (asA(ax, p.transA) && asB(ay, p.transB))
-      p.a = px, p.b = py;
-    else if (asA(ay, p.transA) && asB(ax, p.transB))
-      p.a = py, p.b = px;
-    else
-      return "the operand indices are not those of a row-major product (A[row * K + k] or "
-             "A[k * M + row], B[k * N + col] or B[col * K + k])";
-    return "";
-  }
-  if (boundX && !boundY && ac->guards.size() == 1) {
-    // GEMV: y[gX]; A[gX * K + k] or A[k * M + gX]; x[k].
-    std::string M = boundX->getName().str();
-    p.gemv = true;
-    p.m = boundX;
-    if (!is(ac, gX) || (acr && !is(acr, gX)))
-      return "the output index is not the global thread id";
-    auto asA = [&](const MemAccess *m, bool &trans) {
-      if (is(m, gX + " * " + K + " + " + loopVar))
-        return trans = false, true;
-      if (is(m, loopVar + " * " + M + " + " + gX))
-        return trans = true, true;
-      return false;
-    };
-    if (asA(ax, p.transA) && is(ay, loopVar))
-      p.a = px, p.b = py;
-    else if (asA(ay, p.transA) && is(ax, loopVar))
-      p.a = py, p.b = px;
-    else
+  if (p.gemv) {
+    if (!is(g.a.ld, p.transA ? p.m : p.k))
       return "the operand indices are not those of a row-major matrix-vector product "
              "(A[r * K + k] or A[k * M + r], x[k])";
     return "";
   }
-  return "the bounds check must be 'row < M && col < N' (GEMM) or 'r < M' (GEMV) on global "
-         "thread ids";
+  if (!is(g.ldc, p.n))
+    return "the output index is not 'row * " + p.n->getName().str() + " + col'";
+  if (!is(g.a.ld, p.transA ? p.m : p.k) || !is(g.b.ld, p.transB ? p.k : p.n))
+    return "the operand indices are not those of a row-major product (A[row * K + k] or "
+           "A[k * M + row], B[k * N + col] or B[col * K + k])";
+  return "";
 }
 
 /// A recognized atomic sum: `if (gX < n) atomicAdd(out, f(x[gX]))`.
@@ -624,58 +408,6 @@ std::optional<int64_t> constValue(ASTContext &ast, const Expr *e) {
   return constValue(ast, ce->getArg(comp));
 }
 
-/// Whether every use of `v` in `fd` after its declaration only reads it:
-/// the proof that the grid covers the outputs compares the grid's
-/// initializer with the launch's arguments as text, which holds only when
-/// neither variable changes in between. Conservative: a use that is not
-/// loaded as a value (member reads of a dim3 included) or copied into a
-/// dim3 counts as a change.
-bool onlyRead(ASTContext &ast, const FunctionDecl *fd, const VarDecl *v) {
-  bool ok = true;
-  forEachStmt(fd->getBody(), [&](const Stmt *s) {
-    auto *dre = dyn_cast<DeclRefExpr>(s);
-    if (!ok || !dre || dre->getDecl() != v)
-      return;
-    const Stmt *at = dre;
-    while (true) {
-      auto parents = ast.getParents(*at);
-      const Stmt *p = parents.empty() ? nullptr : parents[0].get<Stmt>();
-      if (!p) {
-        ok = false;
-        return;
-      }
-      if (isa<ParenExpr>(p) || isa<MemberExpr>(p)) {
-        at = p;
-        continue;
-      }
-      if (auto *ice = dyn_cast<ImplicitCastExpr>(p)) {
-        if (ice->getCastKind() == CK_LValueToRValue)
-          return; // read
-        at = p;
-        continue;
-      }
-      if (auto *ce = dyn_cast<CXXConstructExpr>(p); ce && ce->getConstructor()->isCopyConstructor())
-        return; // copied (dim3 by value)
-      ok = false;
-      return;
-    }
-  });
-  return ok;
-}
-
-/// The variables an expression reads, or false when it calls a function or
-/// reads memory (its value could change without a variable changing).
-bool plainVariables(const Expr *e, std::vector<const VarDecl *> &out) {
-  if (hasMemoryAccess(e))
-    return false;
-  forEachStmt(e, [&](const Stmt *s) {
-    if (auto *dre = dyn_cast<DeclRefExpr>(s))
-      if (auto *vd = dyn_cast<VarDecl>(dre->getDecl()))
-        out.push_back(vd);
-  });
-  return true;
-}
-
 /// Component `d` of a dim3 configuration argument, as written.
 const Expr *dimComponent(const Expr *cfg, unsigned d) {
   const Expr *s = cfg->IgnoreUnlessSpelledInSource();
@@ -699,77 +431,34 @@ std::string stripped(ASTContext &ast, const Expr *e) {
   return out;
 }
 
-/// Whether grid component `d` times block component `d` covers `bound`:
-/// the grid is `(X + b - 1) / b` (or `(X + (b - 1)) / b`) with b the block's
-/// size in d and X the launch argument bound to the kernel's bound.
-std::string covers(TransformContext &ctx, unsigned launch, unsigned d, const Expr *bound) {
-  ASTContext &ast = ctx.unit.ast();
-  const char *dn[] = {"x", "y", "z"};
-  std::string why = std::string("cannot prove the grid covers every output in ") + dn[d] +
-                    " (expected grid." + dn[d] + " = (" + spelled(ast, bound) + " + b - 1) / b " +
-                    "with b the block's constant size)";
-  const Expr *blockArg = launchConfigArg(ctx, launch, 1);
-  const Expr *gridArg = launchConfigArg(ctx, launch, 0);
-  if (!blockArg || !gridArg)
-    return why;
-  const Expr *bc = dimComponent(blockArg, d);
-  std::optional<int64_t> b = bc ? constValue(ast, bc) : std::optional<int64_t>(1);
-  const Expr *gc = dimComponent(gridArg, d);
-  if (!b || !gc)
-    return why;
-  auto *div = dyn_cast<BinaryOperator>(gc->IgnoreParenImpCasts());
-  if (!div || div->getOpcode() != BO_Div || constValue(ast, div->getRHS()) != b)
-    return why;
-  // Numerator: X + c with c == b - 1, or (X + c1) - c2 with c1 - c2 == b - 1.
-  auto *num = dyn_cast<BinaryOperator>(div->getLHS()->IgnoreParenImpCasts());
-  const Expr *x = nullptr;
-  if (num && num->getOpcode() == BO_Add && constValue(ast, num->getRHS()) == *b - 1) {
-    x = num->getLHS();
-  } else if (num && num->getOpcode() == BO_Sub) {
-    auto *inner = dyn_cast<BinaryOperator>(num->getLHS()->IgnoreParenImpCasts());
-    auto c2 = constValue(ast, num->getRHS());
-    auto c1 =
-        inner && inner->getOpcode() == BO_Add ? constValue(ast, inner->getRHS()) : std::nullopt;
-    if (c1 && c2 && *c1 - *c2 == *b - 1)
-      x = inner->getLHS();
-  }
-  if (!x || stripped(ast, x) != stripped(ast, bound))
-    return why;
-  // The variables compared as text (and the dim3 variables read) keep their
-  // values from the grid's computation to the launch.
-  std::vector<const VarDecl *> vars;
-  if (!plainVariables(bound, vars) || !plainVariables(x, vars))
-    return why + "; the bound calls a function or reads memory";
-  for (const Expr *cfg : {gridArg, blockArg})
-    if (auto *dre = dyn_cast<DeclRefExpr>(cfg->IgnoreUnlessSpelledInSource()))
-      if (auto *vd = dyn_cast<VarDecl>(dre->getDecl()))
-        vars.push_back(vd);
-  forEachStmt(div->getRHS(), [&](const Stmt *s) {
-    if (auto *dre = dyn_cast<DeclRefExpr>(s))
-      if (auto *vd = dyn_cast<VarDecl>(dre->getDecl()))
-        vars.push_back(vd);
-  });
-  const FunctionDecl *fd = ctx.unit.launchFunction(launch);
-  for (const VarDecl *v : vars)
-    if (v->isLocalVarDeclOrParm() && !onlyRead(ast, fd, v))
-      return why + "; '" + v->getName().str() + "' changes in the function";
-    else if (!v->isLocalVarDeclOrParm() && !v->getType().isConstQualified())
-      return why + "; '" + v->getName().str() + "' is a global variable";
-  return "";
-}
-
 /// The launch argument bound to a kernel parameter.
 const Expr *argFor(const CUDAKernelCallExpr *kc, const ParmVarDecl *p) {
   return p->getFunctionScopeIndex() < kc->getNumArgs() ? kc->getArg(p->getFunctionScopeIndex())
                                                        : nullptr;
 }
 
+/// Whether the launch's grid covers `bound` (a product of kernel parameters)
+/// threads along dimension `d` (Idioms.h, gridCovers).
+std::string covers(TransformContext &ctx, unsigned launch, unsigned d,
+                   std::vector<const ParmVarDecl *> bound) {
+  const CUDAKernelCallExpr *kc = ctx.unit.launchExpr(launch);
+  Monomial m{1, {}};
+  std::string text;
+  for (const ParmVarDecl *p : bound) {
+    m.symbols.push_back(p->getName().str());
+    const Expr *arg = argFor(kc, p);
+    text += (text.empty() ? "" : " * ") + (arg ? spelled(ctx.unit.ast(), arg) : "?");
+  }
+  std::sort(m.symbols.begin(), m.symbols.end());
+  return gridCovers(ctx.unit, launch, d, SymbolicValue{{m}}, text);
+}
+
 /// A kernel-side scalar (alpha or beta) as host text: the launch argument
 /// of a parameter, or the literal; `def` when absent.
-std::string scalarText(ASTContext &ast, const CUDAKernelCallExpr *kc, const Expr *e,
-                       const char *def) {
+std::string scalarText(ASTContext &ast, const CUDAKernelCallExpr *kc, const GemmScalar &s) {
+  const Expr *e = s.expr;
   if (!e)
-    return def;
+    return std::to_string(s.constant);
   if (const ParmVarDecl *p = paramOf(e))
     return "(" + spelled(ast, argFor(kc, p)) + ")";
   return spelled(ast, e);
@@ -840,17 +529,20 @@ std::string launchChecks(TransformContext &ctx, unsigned launch, Product &p, Sum
     const VarDecl *ov = pointerBaseVar(argFor(kc, sum.out));
     if (!ov || ov == pointerBaseVar(argFor(kc, sum.x)))
       return "the sum's target argument is not a variable distinct from its input";
-    return covers(ctx, launch, 0, argFor(kc, sum.n));
+    return covers(ctx, launch, 0, {sum.n});
   }
   // The output must not be an operand under another name we can see.
   const VarDecl *cv = pointerBaseVar(argFor(kc, p.c));
   if (!cv || cv == pointerBaseVar(argFor(kc, p.a)) || cv == pointerBaseVar(argFor(kc, p.b)))
     return "the output argument is not a variable distinct from the operands";
   if (p.gemv)
-    return covers(ctx, launch, 0, argFor(kc, p.m));
-  if (std::string why = covers(ctx, launch, 0, argFor(kc, p.n)); !why.empty())
+    return covers(ctx, launch, 0, {p.m});
+  if (p.oneD)
+    return covers(ctx, launch, p.colAxis, {p.m, p.n});
+  // Columns first, then rows (x before y for the usual mapping).
+  if (std::string why = covers(ctx, launch, p.colAxis, {p.n}); !why.empty())
     return why;
-  return covers(ctx, launch, 1, argFor(kc, p.m));
+  return covers(ctx, launch, p.rowAxis, {p.m});
 }
 
 /// Replaces the launch expression by `call` and puts `note` after its ';'.
@@ -900,8 +592,8 @@ llvm::Error Library::apply(TransformContext &ctx, Target t, const PlanStep &) co
   }
   ctx.insertHelperBefore(ctx.unit.launchFunction(t.launch), "Cudal1Cublas", runtime::cublas);
   std::string type = p.type;
-  std::string alpha = "(" + type + ")" + scalarText(ast, kc, p.alpha, "1");
-  std::string beta = "(" + type + ")" + scalarText(ast, kc, p.beta, "0");
+  std::string alpha = "(" + type + ")" + scalarText(ast, kc, p.alpha);
+  std::string beta = "(" + type + ")" + scalarText(ast, kc, p.beta);
   std::string call;
   if (p.gemv)
     call = "cudal1Gemv(" + std::string(p.transA ? "true" : "false") + ", " + arg(p.m) + ", " +
