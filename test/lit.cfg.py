@@ -44,6 +44,10 @@ def gpu_present():
 
 if shutil.which("nvcc", path=path):
     config.available_features.add("nvcc")
+# CUB ships with the CUDA toolkit's CCCL headers, which a header-only CUDA
+# install may lack (passes/runtime/cub-sum.cuh needs it).
+if any(os.path.isdir(os.path.join(config.cuda_root, "include", d)) for d in ("cub", "cccl/cub")):
+    config.available_features.add("cub")
 if gpu_present():
     config.available_features.add("cuda-gpu")
 # Built only where SQLite was found (test/unit/TuneDB).
