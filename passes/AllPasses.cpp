@@ -1,6 +1,7 @@
 // The registry of rewrite passes: one alphabetical list, no static
 // initializers (STYLE.md).
 #include "AsyncCopy.h"
+#include "Break.h"
 #include "Coalesce.h"
 #include "Coarsen.h"
 #include "DropSync.h"
@@ -46,6 +47,9 @@ const std::vector<std::unique_ptr<Transform>> &cudal1::allTransforms() {
     v.push_back(std::make_unique<Vectorize>());
     v.push_back(std::make_unique<WarpReduce>());
     v.push_back(std::make_unique<WarpRows>());
+    // Faults on purpose, for the judge's tests only (passes/Break.h).
+    if (testTransformsEnabled())
+      v.push_back(std::make_unique<Break>());
     return v;
   }();
   return all;

@@ -362,10 +362,10 @@ std::string ReplayEvaluator::accepts(const Candidate &c) {
   return "";
 }
 
-llvm::Expected<std::vector<CandidateResult>>
+llvm::Expected<std::vector<Measurement>>
 ReplayEvaluator::evaluate(const std::vector<Candidate> &cands) {
   AddElapsed addWall(phases.wall);
-  std::vector<CandidateResult> out(cands.size());
+  std::vector<Measurement> out(cands.size());
   std::map<size_t, std::vector<size_t>> byKernel;
   for (size_t i = 0; i < cands.size(); ++i) {
     if (std::string why = accepts(cands[i]); !why.empty())
@@ -443,7 +443,7 @@ ReplayEvaluator::evaluate(const std::vector<Candidate> &cands) {
     const VariantResult &orig = res->results.front();
     for (size_t i : idx) {
       const VariantResult *v = res->find(cands[i].id);
-      out[i] = v ? toCandidateResult(*v, orig) : CandidateResult{};
+      out[i] = v ? candidateMeasurement(*v, orig) : Measurement{};
       out[i].judge = v && v->verifyMode.rfind("fallback", 0) == 0 ? Judge::ReplayFallback
                                                                   : Judge::ReplayReference;
       out[i].details.push_back("judged by replay of " + std::to_string(kc.launches.size()) +
@@ -486,7 +486,7 @@ std::string JudgingEvaluator::gpuName() const {
   return g.empty() ? replay.gpuName() : g;
 }
 
-llvm::Expected<std::vector<CandidateResult>>
+llvm::Expected<std::vector<Measurement>>
 JudgingEvaluator::evaluate(const std::vector<Candidate> &cands) {
   std::vector<Candidate> toReplay, toProgram;
   std::vector<size_t> replayAt, programAt;
@@ -500,9 +500,9 @@ JudgingEvaluator::evaluate(const std::vector<Candidate> &cands) {
       programAt.push_back(i);
     }
   }
-  std::vector<CandidateResult> out(cands.size());
+  std::vector<Measurement> out(cands.size());
   if (!toReplay.empty()) {
-    llvm::Expected<std::vector<CandidateResult>> r = replay.evaluate(toReplay);
+    llvm::Expected<std::vector<Measurement>> r = replay.evaluate(toReplay);
     if (!r) {
       if (note)
         note("replay failed, judging its " + std::to_string(toReplay.size()) +
@@ -517,7 +517,7 @@ JudgingEvaluator::evaluate(const std::vector<Candidate> &cands) {
     }
   }
   if (!toProgram.empty()) {
-    llvm::Expected<std::vector<CandidateResult>> p = program.evaluate(toProgram);
+    llvm::Expected<std::vector<Measurement>> p = program.evaluate(toProgram);
     if (!p)
       return p.takeError();
     for (size_t j = 0; j < p->size(); ++j) {

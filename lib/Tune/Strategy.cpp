@@ -162,6 +162,8 @@ int heuristicRank(const PlanStep &s) {
   // What usually pays most first (CUDA-L1's measured wins and the roofline
   // reasoning of docs/passes): a serialized reduction, then data reuse, then
   // memory access shape, then instruction-level and launch shape tweaks.
+  if (t == "break") // test-only faults (passes/Break.h): proposed first, so tests see them judged
+    return -1;
   if (t == "warp-reduce")
     return 0;
   if (t == "warp-rows") // offered only where row loops read strided across threads

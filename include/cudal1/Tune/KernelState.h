@@ -36,13 +36,6 @@ struct GpuDescriptor {
 /// and architecture alone.
 GpuDescriptor describeGpu(const std::string &name, const std::string &arch);
 
-/// How a measurement was judged (issue 15): by running the whole program,
-/// or by replaying captured launches against the double reference, or
-/// against the fallback tolerance where no reference could be derived.
-enum class Judge { Program, ReplayReference, ReplayFallback };
-const char *judgeName(Judge j);
-bool parseJudge(const std::string &name, Judge &out);
-
 /// One plan measured for the kernel.
 struct Exemplar {
   std::vector<PlanStep> steps;
