@@ -35,6 +35,27 @@ bool parseOutcome(const std::string &s, Outcome &out) {
   return false;
 }
 
+const char *judgeName(Judge j) {
+  switch (j) {
+  case Judge::Program:
+    return "program";
+  case Judge::ReplayReference:
+    return "replay-double-reference";
+  case Judge::ReplayFallback:
+    return "replay-fallback";
+  }
+  return "program";
+}
+
+bool parseJudge(const std::string &name, Judge &out) {
+  for (Judge j : {Judge::Program, Judge::ReplayReference, Judge::ReplayFallback})
+    if (name == judgeName(j)) {
+      out = j;
+      return true;
+    }
+  return false;
+}
+
 const VariantResult *EvalResults::find(const std::string &id) const {
   for (const VariantResult &r : results)
     if (r.id == id)

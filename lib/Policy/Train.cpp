@@ -174,7 +174,7 @@ Expected<Dataset> loadDataset(const std::vector<std::string> &databases, int fea
     Expected<TuneDB> db = openForReading(path, temporaries);
     if (!db)
       return db.takeError();
-    Error e = db->forEachMeasurement([&](const Measurement &m) -> Error {
+    Error e = db->forEachMeasurement([&](const MeasurementRow &m) -> Error {
       ++ds.measurements;
       auto skip = [&](const std::string &why) {
         ++ds.skipped;
@@ -188,8 +188,9 @@ Expected<Dataset> loadDataset(const std::vector<std::string> &databases, int fea
       if (auto named = split.sessionPrograms.find(session); named != split.sessionPrograms.end())
         groups.join("session:" + path + "#" + m.session, "program:" + named->second);
       Accum &acc = byKernel[{m.kernelKey, m.gpu.name}];
-      if (m.baselineMs) // the kernel's own time by replay, else the program's
-        (m.judge == "program" ? acc.programBaselines : acc.baselines).push_back(*m.baselineMs);
+      if (m.measured.baselineMs > 0) // the kernel's own time by replay, else the program's
+        (m.measured.judge == Judge::Program ? acc.programBaselines : acc.baselines)
+            .push_back(m.measured.baselineMs);
       if (countPlanSteps(m.plan) == 0)
         return Error::success(); // the original: the baseline, not a candidate
       Expected<Plan> plan = parsePlan(m.plan);
@@ -197,9 +198,7 @@ Expected<Dataset> loadDataset(const std::vector<std::string> &databases, int fea
         consumeError(plan.takeError());
         return skip("plans that do not parse");
       }
-      Outcome outcome;
-      if (!parseOutcome(m.outcome, outcome))
-        return skip("unknown outcomes");
+      Outcome outcome = m.measured.outcome;
       Accum &a = byKernel[{m.kernelKey, m.gpu.name}];
       if (a.data.state.key.empty()) {
         a.data.state.key = m.kernelKey;
@@ -226,12 +225,13 @@ Expected<Dataset> loadDataset(const std::vector<std::string> &databases, int fea
         mp.outcome = outcome; // wrong or failing once is not a plan to trust
       }
       ++mp.measurements;
-      if (outcome == Outcome::Ok && m.speedup && *m.speedup > 0) {
-        a.logSum[text] += std::log(*m.speedup);
+      const Measurement &r = m.measured;
+      if (outcome == Outcome::Ok && r.timed && r.speedup > 0) {
+        a.logSum[text] += std::log(r.speedup);
         ++a.timedCount[text];
         mp.timed = true;
-        if (m.speedupLo && m.speedupHi && *m.speedupLo > 0 && *m.speedupHi >= *m.speedupLo)
-          mp.noise = std::max(mp.noise, 0.5 * (std::log(*m.speedupHi) - std::log(*m.speedupLo)));
+        if (r.lo > 0 && r.hi >= r.lo)
+          mp.noise = std::max(mp.noise, 0.5 * (std::log(r.hi) - std::log(r.lo)));
       }
       return Error::success();
     });
@@ -293,14 +293,14 @@ Error exportMerged(const std::vector<std::string> &databases, const std::string 
                              "'" + out + "' exists: the export writes a new database");
   Temporaries temporaries;
   // Read everything first: a failing input leaves no half-written output.
-  std::vector<Measurement> all;
+  std::vector<MeasurementRow> all;
   std::map<std::string, KernelFeatures> features;
   for (const std::string &path : databases) {
     Expected<TuneDB> db = openForReading(path, temporaries);
     if (!db)
       return db.takeError();
     std::set<std::string> keys;
-    if (Error e = db->forEachMeasurement([&](const Measurement &m) {
+    if (Error e = db->forEachMeasurement([&](const MeasurementRow &m) {
           all.push_back(m);
           keys.insert(m.kernelKey);
           return Error::success();
@@ -319,7 +319,7 @@ Error exportMerged(const std::vector<std::string> &databases, const std::string 
   Expected<TuneDB> db = TuneDB::open(out);
   if (!db)
     return db.takeError();
-  for (Measurement &m : all)
+  for (MeasurementRow &m : all)
     m.id = 0;
   Expected<std::vector<int64_t>> ids = db->recordMeasurements(all);
   if (!ids)

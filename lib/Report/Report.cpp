@@ -204,7 +204,7 @@ e.className='badge '+(ok?'ok':'bad');
 })();
 )js";
 
-std::string outcomeBadge(const ReportVariant &v) {
+std::string outcomeBadge(const Measurement &v) {
   std::string name = outcomeName(v.outcome);
   if (v.outcome == Outcome::Ok && v.faster)
     return "<span class=\"badge ok\">faster</span>";
@@ -240,7 +240,7 @@ std::string timingPlotFor(PageState &st, const ReportKernel &k) {
   std::vector<PlotRow> rows;
   std::set<unsigned> batches;
   for (const ReportVariant &v : k.variants)
-    if (v.timed)
+    if (v.measured.timed)
       batches.insert(v.batch);
   if (batches.empty())
     return "";
@@ -257,11 +257,12 @@ std::string timingPlotFor(PageState &st, const ReportKernel &k) {
   orig.note = batches.size() == 1 ? "baseline"
                                   : "baseline (" + std::to_string(batches.size()) + " evaluations)";
   rows.push_back(orig);
-  for (const ReportVariant &v : k.variants) {
+  for (const ReportVariant &rv : k.variants) {
+    const Measurement &v = rv.measured;
     if (!v.timed)
       continue;
     PlotRow r;
-    r.label = v.id + "  " + v.plan;
+    r.label = rv.id + "  " + rv.plan;
     r.samplesMs = v.samplesMs;
     r.medianMs = v.timeMs;
     r.note = intervalText(v.speedup, v.lo, v.hi);
@@ -282,10 +283,11 @@ void variantTable(std::string &o, const PageState &st,
        "<th class=\"num\">time (ms)</th><th class=\"num\">speedup [95% "
        "interval]</th><th class=\"num\">samples</th><th "
        "class=\"num\">roofline</th><th>detail</th></tr></thead><tbody>\n";
-  for (const ReportVariant *v : vs) {
-    o += "<tr><td><code>" + htmlEscape(v->id) + "</code></td><td class=\"plan\"><code>" +
-         htmlEscape(v->plan) + "</code></td><td>" + outcomeBadge(*v) + "</td><td>" +
-         htmlEscape(v->judge.empty() ? std::string("-") : v->judge) + "</td>";
+  for (const ReportVariant *rv : vs) {
+    const Measurement *v = &rv->measured;
+    o += "<tr><td><code>" + htmlEscape(rv->id) + "</code></td><td class=\"plan\"><code>" +
+         htmlEscape(rv->plan) + "</code></td><td>" + outcomeBadge(*v) + "</td><td>" +
+         htmlEscape(judgeName(v->judge)) + "</td>";
     if (v->timed)
       o += "<td class=\"num\">" + ms(v->timeMs) + "</td><td class=\"num\">" +
            intervalText(v->speedup, v->lo, v->hi) + "</td><td class=\"num\">" +
@@ -294,7 +296,7 @@ void variantTable(std::string &o, const PageState &st,
     else
       o += "<td class=\"num\">-</td><td class=\"num\">-</td><td "
            "class=\"num\">-</td><td class=\"num\">-</td>";
-    o += "<td class=\"note\">" + htmlEscape(shorten(v->detail, 240)) + "</td></tr>\n";
+    o += "<td class=\"note\">" + htmlEscape(shorten(rv->detail(), 240)) + "</td></tr>\n";
   }
   o += "</tbody></table>\n";
 }
@@ -664,7 +666,7 @@ std::string renderReport(const ReportData &d) {
             " verified</p>\n";
     const ReportVariant *best = nullptr;
     for (const ReportVariant &v : k.variants)
-      if (!k.bestPlan.empty() && v.plan == k.bestPlan && v.timed)
+      if (!k.bestPlan.empty() && v.plan == k.bestPlan && v.measured.timed)
         best = &v;
     if (k.bestPlan.empty())
       body += "<p><span class=\"badge na\">original kept</span> no variant "
@@ -672,7 +674,7 @@ std::string renderReport(const ReportData &d) {
     else
       body += "<p>best plan <code class=\"plan\">" + htmlEscape(k.bestPlan) +
               "</code>: <span class=\"big\">" + intervalText(k.speedup, k.lo, k.hi) + "</span>" +
-              (best && st.roofUsable ? "; roofline fraction " + st.fraction(best->timeMs)
+              (best && st.roofUsable ? "; roofline fraction " + st.fraction(best->measured.timeMs)
                                      : std::string()) +
               "</p>\n";
     std::string plot = timingPlotFor(st, k);

@@ -10,32 +10,8 @@ namespace cudal1 {
 namespace {
 
 ReportVariant toReportVariant(const TuneRecord &rec) {
-  ReportVariant v;
-  v.id = rec.candidate.id.empty() ? "-" : rec.candidate.id;
-  v.plan = rec.candidate.planText();
-  v.outcome = rec.result.outcome;
-  v.timed = rec.result.timed;
-  v.faster = rec.result.faster;
-  v.speedup = rec.result.speedup;
-  v.lo = rec.result.lo;
-  v.hi = rec.result.hi;
-  v.timeMs = rec.result.timeMs;
-  v.samplesMs = rec.result.samplesMs;
-  v.batch = rec.round;
-  switch (rec.result.judge) {
-  case Judge::Program:
-    v.judge = "program";
-    break;
-  case Judge::ReplayReference:
-    v.judge = "replay-double-reference"; // as the database spells it (judgeName)
-    break;
-  case Judge::ReplayFallback:
-    v.judge = "replay-fallback";
-    break;
-  }
-  if (!rec.result.details.empty())
-    v.detail = rec.result.details.front();
-  return v;
+  return {rec.candidate.id.empty() ? "-" : rec.candidate.id, rec.candidate.planText(), rec.round,
+          rec.result};
 }
 
 } // namespace

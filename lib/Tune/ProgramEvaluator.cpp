@@ -168,22 +168,12 @@ Status checkResultsMatch(const std::string &dir, const std::vector<BundlePlan> &
   return Status::success();
 }
 
-CandidateResult toCandidateResult(const VariantResult &v, const VariantResult &original) {
-  CandidateResult r;
-  r.outcome = v.outcome;
-  r.timed = v.timed;
-  r.faster = v.faster;
-  r.speedup = v.speedup;
-  r.lo = v.lo;
-  r.hi = v.hi;
-  r.timeMs = v.timeMs;
-  r.baselineMs = original.timeMs;
-  r.samplesMs = v.samplesMs;
-  r.baselineSamplesMs = original.samplesMs;
-  r.details = v.details;
-  for (const std::string &m : v.mismatches)
-    r.details.push_back(m);
-  return r;
+Measurement candidateMeasurement(const VariantResult &v, const VariantResult &original) {
+  Measurement m = v;
+  m.baselineMs = original.timeMs;
+  m.baselineSamplesMs = original.samplesMs;
+  m.details.insert(m.details.end(), v.mismatches.begin(), v.mismatches.end());
+  return m;
 }
 
 ProgramEvaluator::ProgramEvaluator(ProgramSetup s, ProgramEvalOptions o, std::vector<std::string> k,
@@ -193,7 +183,7 @@ ProgramEvaluator::ProgramEvaluator(ProgramSetup s, ProgramEvalOptions o, std::ve
     options.referenceCache = std::make_shared<ProgramReferenceRun>();
 }
 
-llvm::Expected<std::vector<CandidateResult>>
+llvm::Expected<std::vector<Measurement>>
 ProgramEvaluator::evaluate(const std::vector<Candidate> &cands) {
   auto fail = [](const Status &s) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), s.message());
@@ -217,11 +207,11 @@ ProgramEvaluator::evaluate(const std::vector<Candidate> &cands) {
     return fail(res.error());
   gpu = res->gpu; // the evaluator asked nvidia-smi already
   original = res->results.front();
-  std::vector<CandidateResult> out;
+  std::vector<Measurement> out;
   const VariantResult &orig = res->results.front();
   for (const Candidate &c : cands) {
     const VariantResult *v = res->find(c.id);
-    out.push_back(v ? toCandidateResult(*v, orig) : CandidateResult{});
+    out.push_back(v ? candidateMeasurement(*v, orig) : Measurement{});
   }
   return out;
 }

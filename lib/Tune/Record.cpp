@@ -15,57 +15,55 @@ std::string newSessionId() {
   return buf;
 }
 
-std::vector<Measurement> measurementsOf(const TuneSpace &space, const TuneResult &r,
-                                        const GpuKey &gpu, const std::string &session) {
-  std::vector<Measurement> ms;
+std::vector<MeasurementRow> measurementsOf(const TuneSpace &space, const TuneResult &r,
+                                           const GpuKey &gpu, const std::string &session) {
+  // The kernels' best plans measured together belong to no one kernel: the
+  // file's entry, as the host code has one (never a best choice).
+  std::string fileKey = "program:" + llvm::sys::path::filename(space.file).str();
+  std::vector<MeasurementRow> ms;
   for (const TuneRecord &rec : r.records) {
     if (rec.result.outcome == Outcome::Refused)
       continue;
-    Measurement m;
+    MeasurementRow m;
     if (rec.candidate.kernel < space.kernels.size()) {
       m.kernelKey = space.kernels[rec.candidate.kernel].key;
       m.kernelName = space.kernels[rec.candidate.kernel].name;
     } else {
-      // The kernels' best plans measured together belong to no one kernel:
-      // the file's entry, as the host code has one (never a best choice).
-      m.kernelKey = "program:" + llvm::sys::path::filename(space.file).str();
+      m.kernelKey = fileKey;
       m.kernelName = "(combination)";
     }
     m.plan = rec.candidate.planText();
     m.gpu = gpu;
     m.shape = kAnyShape.str();
-    m.outcome = outcomeName(rec.result.outcome);
-    if (rec.result.timed) {
-      m.speedup = rec.result.speedup;
-      m.speedupLo = rec.result.lo;
-      m.speedupHi = rec.result.hi;
-      m.timeMs = rec.result.timeMs;
-      m.baselineMs = rec.result.baselineMs;
-    }
+    m.measured = rec.result;
+    // An untimed variant keeps no times: its baseline is another run's.
+    if (!m.measured.timed)
+      m.measured.timeMs = m.measured.baselineMs = 0;
     m.session = session;
-    m.judge = judgeName(rec.result.judge);
     m.strategy = rec.candidate.strategy;
     if (!rec.candidate.strategy.empty())
       m.proposalProbability = rec.candidate.probability;
     ms.push_back(m);
   }
   if (r.check) {
-    // The check is a measurement of its own: the final plan, whole program.
+    // The check is a measurement of its own: the final plan, whole program,
+    // with the interval widened by the original's drift.
     const ReproCheck &c = *r.check;
-    Measurement m;
-    m.kernelKey = "program:" + llvm::sys::path::filename(space.file).str();
+    MeasurementRow m;
+    m.kernelKey = fileKey;
     m.kernelName = "(reproducibility check)";
     m.plan = printPlan(c.passed ? r.finalPlan : r.rejectedPlan);
     m.gpu = gpu;
     m.shape = kAnyShape.str();
-    m.outcome = outcomeName(c.outcome);
+    m.measured.outcome = c.outcome;
+    m.measured.judge = Judge::Program;
     if (c.speedup > 0) {
-      m.speedup = c.speedup;
-      m.speedupLo = c.checkedLo;
-      m.speedupHi = c.checkedHi;
+      m.measured.timed = true;
+      m.measured.speedup = c.speedup;
+      m.measured.lo = c.checkedLo;
+      m.measured.hi = c.checkedHi;
     }
     m.session = session;
-    m.judge = judgeName(Judge::Program);
     ms.push_back(m);
   }
   return ms;
@@ -79,7 +77,7 @@ llvm::Error recordSession(TuneDB &db, const TuneSpace &space, const TuneResult &
     if (!k.host && !k.features.empty())
       if (llvm::Error e = db.recordFeatures({k.key, k.name, k.featureVersion, k.features}))
         return e;
-  std::vector<Measurement> ms = measurementsOf(space, r, gpu, session);
+  std::vector<MeasurementRow> ms = measurementsOf(space, r, gpu, session);
   llvm::Expected<std::vector<int64_t>> ids = db.recordMeasurements(ms);
   if (!ids)
     return ids.takeError();
@@ -107,11 +105,11 @@ llvm::Error recordSession(TuneDB &db, const TuneSpace &space, const TuneResult &
 
 llvm::Error addExemplars(TuneDB &db, const TuneSpace &space, const GpuKey &gpu, Tuner &tuner) {
   for (size_t k = 0; k < space.kernels.size(); ++k) {
-    llvm::Expected<std::vector<Measurement>> ms = db.exemplars(space.kernels[k].key, gpu);
+    llvm::Expected<std::vector<MeasurementRow>> ms = db.exemplars(space.kernels[k].key, gpu);
     if (!ms)
       return ms.takeError();
     KernelState &st = tuner.state(k);
-    for (const Measurement &m : *ms) {
+    for (const MeasurementRow &m : *ms) {
       llvm::Expected<Plan> p = parsePlan(m.plan);
       if (!p) {
         // A plan text this build cannot read is no exemplar.
@@ -120,16 +118,14 @@ llvm::Error addExemplars(TuneDB &db, const TuneSpace &space, const GpuKey &gpu, 
       }
       Exemplar e;
       e.steps = planOf(p->steps).steps;
-      if (!parseOutcome(m.outcome, e.outcome))
-        continue;
-      e.timed = m.speedup.has_value();
-      e.speedup = m.speedup.value_or(0);
-      e.lo = m.speedupLo.value_or(0);
-      e.hi = m.speedupHi.value_or(0);
-      e.faster = e.outcome == Outcome::Ok && e.lo > 1.0;
+      e.outcome = m.measured.outcome;
+      e.timed = m.measured.timed;
+      e.speedup = m.measured.speedup;
+      e.lo = m.measured.lo;
+      e.hi = m.measured.hi;
+      e.faster = m.measured.faster;
       e.session = m.session;
-      if (!m.judge.empty())
-        parseJudge(m.judge, e.judge);
+      e.judge = m.measured.judge;
       st.exemplars.push_back(std::move(e));
     }
   }

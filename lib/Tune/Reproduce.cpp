@@ -34,13 +34,13 @@ llvm::Expected<ReproCheck> checkReproducible(const RewriteInput &input, const Pl
   c.id = "check";
   c.kernel = kCombination;
   c.variant = std::move(*v);
-  llvm::Expected<std::vector<CandidateResult>> res = evaluator.evaluate({c});
+  llvm::Expected<std::vector<Measurement>> res = evaluator.evaluate({c});
   if (!res)
     return res.takeError();
   ReproCheck check;
   if (res->empty())
     return check;
-  const CandidateResult &r = res->front();
+  const Measurement &r = res->front();
   check.outcome = r.outcome;
   if (!r.details.empty())
     check.detail = r.details.front();

@@ -28,7 +28,7 @@ llvm::Expected<BundleRound> absorbBundle(const std::string &dir, const TuneSpace
   if (cudal1::Expected<ProgramBundle> b = readProgramBundle(dir); b.ok())
     round.timeRegex = b->timeRegex;
   std::vector<Candidate> cands;
-  std::vector<CandidateResult> results;
+  std::vector<Measurement> results;
   for (const BundlePlan &p : *plans) {
     llvm::Expected<Plan> plan = parsePlan(p.plan);
     if (!plan)
@@ -54,7 +54,7 @@ llvm::Expected<BundleRound> absorbBundle(const std::string &dir, const TuneSpace
     }
     const VariantResult *v = res->find(p.id);
     cands.push_back(c);
-    results.push_back(v ? toCandidateResult(*v, round.original) : CandidateResult{});
+    results.push_back(v ? candidateMeasurement(*v, round.original) : Measurement{});
   }
   tuner.absorb(cands, results);
   return round;

@@ -9,27 +9,6 @@ namespace cudal1 {
 
 SearchStrategy::~SearchStrategy() = default;
 
-const char *judgeName(Judge j) {
-  switch (j) {
-  case Judge::Program:
-    return "program";
-  case Judge::ReplayReference:
-    return "replay-double-reference";
-  case Judge::ReplayFallback:
-    return "replay-fallback";
-  }
-  return "program";
-}
-
-bool parseJudge(const std::string &name, Judge &out) {
-  for (Judge j : {Judge::Program, Judge::ReplayReference, Judge::ReplayFallback})
-    if (name == judgeName(j)) {
-      out = j;
-      return true;
-    }
-  return false;
-}
-
 namespace {
 
 std::string paramOf(const PlanStep &s, const char *name) {

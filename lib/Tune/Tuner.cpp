@@ -83,8 +83,7 @@ std::vector<Candidate> Tuner::proposeRound(unsigned count) {
   return out;
 }
 
-void Tuner::absorb(const std::vector<Candidate> &cands,
-                   const std::vector<CandidateResult> &results) {
+void Tuner::absorb(const std::vector<Candidate> &cands, const std::vector<Measurement> &results) {
   ++result.rounds;
   for (size_t i = 0; i < cands.size() && i < results.size(); ++i) {
     // Ids of absorbed rounds (vNNN) are not given out again.
@@ -327,7 +326,7 @@ llvm::Expected<TuneResult> Tuner::run(VariantEvaluator &ev) {
     say("round " + std::to_string(result.rounds + 1) + ": evaluating " +
         std::to_string(cands.size()) + " variants (" + std::to_string(evaluated) + "/" +
         std::to_string(opts.budget) + " so far)");
-    llvm::Expected<std::vector<CandidateResult>> res = ev.evaluate(cands);
+    llvm::Expected<std::vector<Measurement>> res = ev.evaluate(cands);
     if (!res)
       return res.takeError();
     absorb(cands, *res);
@@ -349,7 +348,7 @@ llvm::Expected<TuneResult> Tuner::run(VariantEvaluator &ev) {
           (combined ? "the combination of the kernels' best plans" : "") +
           (combined && singles ? " and " : "") +
           (singles ? std::to_string(singles) + " best plan(s) judged by replay" : ""));
-      llvm::Expected<std::vector<CandidateResult>> res = ev.evaluate(batch);
+      llvm::Expected<std::vector<Measurement>> res = ev.evaluate(batch);
       if (!res)
         return res.takeError();
       absorb(batch, *res);

@@ -26,16 +26,16 @@ TuneDB::~TuneDB() = default;
 #define CUDAL1_NO_TUNEDB llvm_unreachable("no TuneDB can be opened without SQLite")
 int TuneDB::schemaVersion() const { CUDAL1_NO_TUNEDB; }
 StringRef TuneDB::path() const { CUDAL1_NO_TUNEDB; }
-Expected<int64_t> TuneDB::recordMeasurement(const Measurement &) { CUDAL1_NO_TUNEDB; }
-Expected<std::vector<int64_t>> TuneDB::recordMeasurements(ArrayRef<Measurement>) {
+Expected<int64_t> TuneDB::recordMeasurement(const MeasurementRow &) { CUDAL1_NO_TUNEDB; }
+Expected<std::vector<int64_t>> TuneDB::recordMeasurements(ArrayRef<MeasurementRow>) {
   CUDAL1_NO_TUNEDB;
 }
 Error TuneDB::setBest(const BestChoice &) { CUDAL1_NO_TUNEDB; }
 Expected<std::optional<BestChoice>> TuneDB::bestPlan(const BestQuery &) { CUDAL1_NO_TUNEDB; }
 Expected<std::vector<TuneDB::TunedKernel>> TuneDB::tunedKernels(StringRef) { CUDAL1_NO_TUNEDB; }
-Error TuneDB::forEachMeasurement(function_ref<Error(const Measurement &)>) { CUDAL1_NO_TUNEDB; }
+Error TuneDB::forEachMeasurement(function_ref<Error(const MeasurementRow &)>) { CUDAL1_NO_TUNEDB; }
 Expected<TuneDBStats> TuneDB::stats() { CUDAL1_NO_TUNEDB; }
-Expected<std::vector<Measurement>> TuneDB::exemplars(StringRef, const GpuKey &) {
+Expected<std::vector<MeasurementRow>> TuneDB::exemplars(StringRef, const GpuKey &) {
   CUDAL1_NO_TUNEDB;
 }
 Error TuneDB::recordFeatures(const KernelFeatures &) { CUDAL1_NO_TUNEDB; }

@@ -3,7 +3,6 @@
 // the lock (docs/TuneDB.md says why each setting is what it is).
 #include "cudal1/TuneDB/TuneDB.h"
 
-#include "Outcomes.h"
 #include "llvm/Support/JSON.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -129,7 +128,29 @@ Error checkFinite(StringRef field, const std::optional<double> &v) {
   return Error::success();
 }
 
-Error validate(const Measurement &m) {
+/// The timing columns of a measurement: the speedup and its interval only
+/// when timed, a time only when known. Untimed rows of older files may carry
+/// a baseline time alone (bench/data's imported campaigns), so each column
+/// stands on its own.
+struct StoredTiming {
+  std::optional<double> speedup, lo, hi, timeMs, baselineMs;
+};
+
+StoredTiming storedTiming(const Measurement &m) {
+  StoredTiming t;
+  if (m.timed) {
+    t.speedup = m.speedup;
+    t.lo = m.lo;
+    t.hi = m.hi;
+  }
+  if (m.timeMs != 0)
+    t.timeMs = m.timeMs;
+  if (m.baselineMs != 0)
+    t.baselineMs = m.baselineMs;
+  return t;
+}
+
+Error validate(const MeasurementRow &m) {
   if (Error e = checkLine("the kernel key", m.kernelKey))
     return e;
   if (Error e = checkLine("the kernel name", m.kernelName, /*mayBeEmpty=*/true))
@@ -142,13 +163,12 @@ Error validate(const Measurement &m) {
     return e;
   if (Error e = checkLine("the launch shape", m.shape))
     return e;
-  if (!isEvaluatorOutcome(m.outcome))
-    return invalid("unknown outcome '" + m.outcome + "'");
+  StoredTiming t = storedTiming(m.measured);
   using Number = std::pair<const char *, const std::optional<double> *>;
   for (const Number &n :
-       {Number{"the speedup", &m.speedup}, Number{"the speedup's lower bound", &m.speedupLo},
-        Number{"the speedup's upper bound", &m.speedupHi}, Number{"the time", &m.timeMs},
-        Number{"the baseline time", &m.baselineMs}})
+       {Number{"the speedup", &t.speedup}, Number{"the speedup's lower bound", &t.lo},
+        Number{"the speedup's upper bound", &t.hi}, Number{"the time", &t.timeMs},
+        Number{"the baseline time", &t.baselineMs}})
     if (Error e = checkFinite(n.first, *n.second))
       return e;
   using Text = std::pair<const char *, const std::string *>;
@@ -266,7 +286,11 @@ struct TuneDB::Impl {
   Expected<int64_t> planId(StringRef text);
   Expected<int64_t> gpuId(const GpuKey &gpu);
   Expected<int64_t> variantId(int64_t kernel, int64_t plan);
-  Expected<int64_t> insertMeasurement(const Measurement &m);
+  Expected<int64_t> insertMeasurement(const MeasurementRow &m);
+  /// A row's outcome, judge and timing columns as its Measurement; an
+  /// outcome or judge this build does not know is an error naming the row.
+  Error readMeasured(MeasurementRow &m, const std::string &outcome, const std::string &judge,
+                     const StoredTiming &t);
 };
 
 namespace {
@@ -694,7 +718,7 @@ Expected<int64_t> TuneDB::Impl::variantId(int64_t kernel, int64_t plan) {
                });
 }
 
-Expected<int64_t> TuneDB::Impl::insertMeasurement(const Measurement &m) {
+Expected<int64_t> TuneDB::Impl::insertMeasurement(const MeasurementRow &m) {
   Expected<int64_t> kernel = kernelId(m.kernelKey, m.kernelName);
   if (!kernel)
     return kernel.takeError();
@@ -716,14 +740,15 @@ Expected<int64_t> TuneDB::Impl::insertMeasurement(const Measurement &m) {
   if (!s)
     return s.takeError();
   Bound b(*s);
-  b.int64(1, *variant).int64(2, *gpu).text(3, m.shape).text(4, m.outcome);
-  b.real(5, m.speedup).real(6, m.speedupLo).real(7, m.speedupHi);
-  b.real(8, m.timeMs).real(9, m.baselineMs);
+  StoredTiming t = storedTiming(m.measured);
+  b.int64(1, *variant).int64(2, *gpu).text(3, m.shape).text(4, outcomeName(m.measured.outcome));
+  b.real(5, t.speedup).real(6, t.lo).real(7, t.hi);
+  b.real(8, t.timeMs).real(9, t.baselineMs);
   b.text(10, m.driverVersion).text(11, m.cudaVersion);
   b.integer(12, m.smClockMHz).integer(13, m.memClockMHz);
   std::string when = m.measuredAt.empty() ? nowUtc() : m.measuredAt;
   b.text(14, m.session).text(15, when);
-  b.text(16, m.judge.empty() ? "program" : m.judge).text(17, m.strategy);
+  b.text(16, judgeName(m.measured.judge)).text(17, m.strategy);
   b.real(18, m.proposalProbability);
   int rc = b.step();
   if (rc != SQLITE_DONE)
@@ -731,14 +756,34 @@ Expected<int64_t> TuneDB::Impl::insertMeasurement(const Measurement &m) {
   return int64_t(sqlite3_last_insert_rowid(db));
 }
 
-Expected<int64_t> TuneDB::recordMeasurement(const Measurement &m) {
-  Expected<std::vector<int64_t>> ids = recordMeasurements(ArrayRef<Measurement>(m));
+Error TuneDB::Impl::readMeasured(MeasurementRow &m, const std::string &outcome,
+                                 const std::string &judge, const StoredTiming &t) {
+  Measurement &r = m.measured;
+  if (!parseOutcome(outcome, r.outcome))
+    return invalid("tuning database '" + path + "': measurement " + Twine(m.id) +
+                   " has the outcome '" + outcome + "', which this cudal1 does not know");
+  // Files from before the judge column read 'program' (its default).
+  if (!parseJudge(judge.empty() ? "program" : judge, r.judge))
+    return invalid("tuning database '" + path + "': measurement " + Twine(m.id) +
+                   " has the judge '" + judge + "', which this cudal1 does not know");
+  r.timed = t.speedup.has_value();
+  r.speedup = t.speedup.value_or(0);
+  r.lo = t.lo.value_or(0);
+  r.hi = t.hi.value_or(0);
+  r.timeMs = t.timeMs.value_or(0);
+  r.baselineMs = t.baselineMs.value_or(0);
+  r.faster = r.outcome == Outcome::Ok && r.timed && r.lo > 1.0;
+  return Error::success();
+}
+
+Expected<int64_t> TuneDB::recordMeasurement(const MeasurementRow &m) {
+  Expected<std::vector<int64_t>> ids = recordMeasurements(ArrayRef<MeasurementRow>(m));
   if (!ids)
     return ids.takeError();
   return ids->front();
 }
 
-Expected<std::vector<int64_t>> TuneDB::recordMeasurements(ArrayRef<Measurement> ms) {
+Expected<std::vector<int64_t>> TuneDB::recordMeasurements(ArrayRef<MeasurementRow> ms) {
   for (size_t i = 0; i < ms.size(); ++i)
     if (Error e = validate(ms[i]))
       return createStringError(
@@ -748,7 +793,7 @@ Expected<std::vector<int64_t>> TuneDB::recordMeasurements(ArrayRef<Measurement> 
   Impl::Deadline deadline(*impl);
   Error e = impl->withWrite([&]() -> Error {
     ids.clear(); // a retry starts over
-    for (const Measurement &m : ms) {
+    for (const MeasurementRow &m : ms) {
       Expected<int64_t> id = impl->insertMeasurement(m);
       if (!id)
         return id.takeError();
@@ -918,7 +963,7 @@ Expected<std::vector<TuneDB::TunedKernel>> TuneDB::tunedKernels(StringRef gpuArc
   return out;
 }
 
-Error TuneDB::forEachMeasurement(function_ref<Error(const Measurement &)> fn) {
+Error TuneDB::forEachMeasurement(function_ref<Error(const MeasurementRow &)> fn) {
   // Prepared afresh: `fn` may use this TuneDB's cached statements.
   const char *sql =
       "SELECT m.id, k.key, k.name, p.text, g.name, g.arch, m.shape, m.outcome, m.speedup, "
@@ -939,26 +984,23 @@ Error TuneDB::forEachMeasurement(function_ref<Error(const Measurement &)> fn) {
     impl->restartDeadline();
     if ((rc = sqlite3_step(s)) != SQLITE_ROW)
       break;
-    Measurement m;
+    MeasurementRow m;
     m.id = sqlite3_column_int64(s, 0);
     m.kernelKey = columnText(s, 1);
     m.kernelName = columnText(s, 2);
     m.plan = columnText(s, 3);
     m.gpu = {columnText(s, 4), columnText(s, 5)};
     m.shape = columnText(s, 6);
-    m.outcome = columnText(s, 7);
-    m.speedup = columnReal(s, 8);
-    m.speedupLo = columnReal(s, 9);
-    m.speedupHi = columnReal(s, 10);
-    m.timeMs = columnReal(s, 11);
-    m.baselineMs = columnReal(s, 12);
+    if (Error e = impl->readMeasured(m, columnText(s, 7), columnText(s, 19),
+                                     {columnReal(s, 8), columnReal(s, 9), columnReal(s, 10),
+                                      columnReal(s, 11), columnReal(s, 12)}))
+      return e;
     m.driverVersion = columnText(s, 13);
     m.cudaVersion = columnText(s, 14);
     m.smClockMHz = columnInt(s, 15);
     m.memClockMHz = columnInt(s, 16);
     m.session = columnText(s, 17);
     m.measuredAt = columnText(s, 18);
-    m.judge = columnText(s, 19);
     m.strategy = columnText(s, 20);
     m.proposalProbability = columnReal(s, 21);
     if (Error e = fn(m))
@@ -969,7 +1011,7 @@ Error TuneDB::forEachMeasurement(function_ref<Error(const Measurement &)> fn) {
   return Error::success();
 }
 
-Expected<std::vector<Measurement>> TuneDB::exemplars(StringRef kernelKey, const GpuKey &gpu) {
+Expected<std::vector<MeasurementRow>> TuneDB::exemplars(StringRef kernelKey, const GpuKey &gpu) {
   Impl::Deadline deadline(*impl);
   Expected<sqlite3_stmt *> s = impl->statement(
       "SELECT m.id, p.text, g.name, g.arch, m.shape, m.outcome, m.speedup, m.speedup_lo, "
@@ -983,24 +1025,21 @@ Expected<std::vector<Measurement>> TuneDB::exemplars(StringRef kernelKey, const 
     return s.takeError();
   Bound b(*s);
   b.text(1, kernelKey.str()).text(2, gpu.arch).text(3, gpu.name);
-  std::vector<Measurement> out;
+  std::vector<MeasurementRow> out;
   int rc;
   while ((rc = b.step()) == SQLITE_ROW) {
-    Measurement m;
+    MeasurementRow m;
     m.id = sqlite3_column_int64(*s, 0);
     m.kernelKey = kernelKey.str();
     m.plan = columnText(*s, 1);
     m.gpu = {columnText(*s, 2), columnText(*s, 3)};
     m.shape = columnText(*s, 4);
-    m.outcome = columnText(*s, 5);
-    m.speedup = columnReal(*s, 6);
-    m.speedupLo = columnReal(*s, 7);
-    m.speedupHi = columnReal(*s, 8);
-    m.timeMs = columnReal(*s, 9);
-    m.baselineMs = columnReal(*s, 10);
+    if (Error e = impl->readMeasured(m, columnText(*s, 5), columnText(*s, 13),
+                                     {columnReal(*s, 6), columnReal(*s, 7), columnReal(*s, 8),
+                                      columnReal(*s, 9), columnReal(*s, 10)}))
+      return std::move(e);
     m.session = columnText(*s, 11);
     m.measuredAt = columnText(*s, 12);
-    m.judge = columnText(*s, 13);
     m.strategy = columnText(*s, 14);
     m.proposalProbability = columnReal(*s, 15);
     m.kernelName = columnText(*s, 16);

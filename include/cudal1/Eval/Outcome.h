@@ -1,5 +1,6 @@
-// What became of one variant: the one outcome type that the evaluator
-// writes, the tuner acts on, the database stores and the report shows.
+// What became of one variant and who judged it: the one outcome and judge
+// types that the evaluator writes, the tuner acts on, the database stores
+// and the report shows.
 // Standard types only, so that LLVM-side code can include it without the
 // evaluator's own Expected (cudal1/Eval/Error.h).
 #ifndef CUDAL1_EVAL_OUTCOME_H
@@ -25,6 +26,17 @@ enum class Outcome {
 const char *outcomeName(Outcome o);
 /// The inverse of outcomeName; false for an unknown name.
 bool parseOutcome(const std::string &name, Outcome &out);
+
+/// How a measurement was judged (issue 15): by running the whole program,
+/// or by replaying captured launches against the double reference, or
+/// against the fallback tolerance where no reference could be derived.
+enum class Judge { Program, ReplayReference, ReplayFallback };
+
+/// "program", "replay-double-reference", "replay-fallback": the names in the
+/// database and the report.
+const char *judgeName(Judge j);
+/// The inverse of judgeName; false for an unknown name.
+bool parseJudge(const std::string &name, Judge &out);
 
 } // namespace cudal1
 

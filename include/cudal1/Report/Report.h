@@ -8,7 +8,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
-#include "cudal1/Eval/Outcome.h"
+#include "cudal1/Eval/Measurement.h"
 
 #include <optional>
 #include <string>
@@ -16,19 +16,18 @@
 
 namespace cudal1 {
 
-/// One evaluated variant as the page shows it.
+/// One evaluated variant as the page shows it: its Measurement (outcome,
+/// judge, interval, time, samples; the first detail is its note) and which
+/// variant and evaluation it was. Replayed times are the kernel's own over
+/// its captured launches (issue 15).
 struct ReportVariant {
   std::string id, plan;
-  Outcome outcome = Outcome::NotRun;
-  bool timed = false, faster = false;
-  double speedup = 0, lo = 0, hi = 0; ///< against the original, 95% interval
-  double timeMs = 0;                  ///< median of bucket averages
-  std::vector<double> samplesMs;      ///< empty: the results carry none
-  unsigned batch = 0;                 ///< the evaluation it ran in
-  std::string detail;                 ///< first message, if any
-  /// Who judged it: program, replay-double-reference, replay-fallback (issue 15);
-  /// replayed times are the kernel's own over its captured launches.
-  std::string judge;
+  unsigned batch = 0; ///< the evaluation it ran in
+  Measurement measured;
+  /// The first message, if any.
+  std::string detail() const {
+    return measured.details.empty() ? std::string() : measured.details.front();
+  }
 };
 
 /// The original as timed in one evaluation (every evaluation times it).

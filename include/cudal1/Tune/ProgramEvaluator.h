@@ -54,8 +54,10 @@ Expected<std::vector<BundlePlan>> readBundlePlans(const std::string &dir);
 Status checkResultsMatch(const std::string &dir, const std::vector<BundlePlan> &plans,
                          const EvalResults &results);
 
-/// Maps the evaluator's per-variant results onto candidates.
-CandidateResult toCandidateResult(const VariantResult &v, const VariantResult &original);
+/// A variant's result as the tuner takes it: its Measurement, with the
+/// original's time and samples of the same evaluation as the baseline and
+/// the verification mismatches after its details.
+Measurement candidateMeasurement(const VariantResult &v, const VariantResult &original);
 
 class ProgramEvaluator : public VariantEvaluator {
 public:
@@ -65,7 +67,7 @@ public:
   ProgramEvaluator(ProgramSetup setup, ProgramEvalOptions options,
                    std::vector<std::string> kernelKeys, std::vector<std::string> kernelNames);
   std::shared_ptr<ProgramReferenceRun> referenceRun() const { return options.referenceCache; }
-  llvm::Expected<std::vector<CandidateResult>>
+  llvm::Expected<std::vector<Measurement>>
   evaluate(const std::vector<Candidate> &candidates) override;
   /// The GPU the last evaluation ran on.
   std::string gpuName() const override { return gpu; }

@@ -18,8 +18,8 @@ namespace cudal1 {
 std::string newSessionId();
 
 /// The measurement rows of a result (refused plans are not measurements).
-std::vector<Measurement> measurementsOf(const TuneSpace &space, const TuneResult &result,
-                                        const GpuKey &gpu, const std::string &session);
+std::vector<MeasurementRow> measurementsOf(const TuneSpace &space, const TuneResult &result,
+                                           const GpuKey &gpu, const std::string &session);
 
 /// Records every evaluated variant. The final plan's parts become their
 /// kernels' best choices for this GPU (shape "*": program-level runs do not

@@ -85,7 +85,7 @@ public:
   /// "" when this candidate is judged by replay; else why not. The first
   /// call captures (build and run the instrumented program once).
   std::string accepts(const Candidate &c);
-  llvm::Expected<std::vector<CandidateResult>>
+  llvm::Expected<std::vector<Measurement>>
   evaluate(const std::vector<Candidate> &candidates) override;
   std::string gpuName() const override { return gpu; }
   /// The capture has run and recorded launches of at least one kernel.
@@ -97,8 +97,8 @@ private:
     std::vector<CapturedLaunch> launches;
     std::string captureFile; ///< its launches alone (the session's capture if that failed)
     std::string refusal;     ///< why this kernel is not replayed ("" when it is)
-    std::string entry;   ///< the original's mangled name
-    std::string args;    ///< the manifest's args
+    std::string entry;       ///< the original's mangled name
+    std::string args;        ///< the manifest's args
     bool haveReference = false;
     std::string referenceSource, referenceEntry;
     std::string referenceRefusal; ///< the derivation's error text
@@ -126,7 +126,7 @@ public:
   JudgingEvaluator(VariantEvaluator &replay,
                    std::function<std::string(const Candidate &)> replayable,
                    VariantEvaluator &program, std::function<void(const std::string &)> note = {});
-  llvm::Expected<std::vector<CandidateResult>>
+  llvm::Expected<std::vector<Measurement>>
   evaluate(const std::vector<Candidate> &candidates) override;
   std::string gpuName() const override;
 

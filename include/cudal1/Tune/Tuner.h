@@ -7,6 +7,7 @@
 #ifndef CUDAL1_TUNE_TUNER_H
 #define CUDAL1_TUNE_TUNER_H
 
+#include "cudal1/Eval/Measurement.h"
 #include "cudal1/Rewrite/PlanDriver.h"
 #include "cudal1/Tune/KernelState.h"
 #include "cudal1/Tune/Space.h"
@@ -57,27 +58,17 @@ std::optional<unsigned> variantNumber(llvm::StringRef id);
 /// its steps.
 llvm::Expected<Variant> deriveVariant(const RewriteInput &input, const Plan &plan);
 
-/// What the evaluator says about one candidate. Its times and speedup are
-/// of what its judge measured: the kernel's own time over its captured
-/// launches (replay) or the whole program's (Judge::Program); the two are
-/// never compared with each other.
-struct CandidateResult {
-  Outcome outcome = Outcome::NotRun;
-  Judge judge = Judge::Program;
-  bool timed = false, faster = false;
-  double speedup = 0, lo = 0, hi = 0, timeMs = 0, baselineMs = 0;
-  /// Per-round times of this variant and of the original in the same
-  /// evaluation (empty when the results carry none): the report's plots.
-  std::vector<double> samplesMs, baselineSamplesMs;
-  std::vector<std::string> details;
-};
-
 class VariantEvaluator {
 public:
   virtual ~VariantEvaluator();
-  /// Results in the order of `candidates`; an error only when the evaluation
-  /// as a whole could not run (the original fails, no GPU).
-  virtual llvm::Expected<std::vector<CandidateResult>>
+  /// One Measurement per candidate, in the order of `candidates`, with the
+  /// original's time and samples of the same evaluation as its baseline.
+  /// Its times and speedup are of what its judge measured: the kernel's
+  /// own time over its captured launches (replay) or the whole program's
+  /// (Judge::Program); the two are never compared with each other. An
+  /// error only when the evaluation as a whole could not run (the original
+  /// fails, no GPU).
+  virtual llvm::Expected<std::vector<Measurement>>
   evaluate(const std::vector<Candidate> &candidates) = 0;
   virtual std::string gpuName() const = 0;
 };
@@ -90,9 +81,11 @@ struct TuneOptions {
   std::function<void(const std::string &)> progress;
 };
 
+/// One evaluated (or refused) candidate: what was measured and, beside it,
+/// what was asked and when.
 struct TuneRecord {
   Candidate candidate; ///< source cleared after evaluation
-  CandidateResult result;
+  Measurement result;
   unsigned round = 0;
 };
 
@@ -154,8 +147,7 @@ public:
   /// The split path: the next round's candidates (derived, not evaluated)...
   std::vector<Candidate> proposeRound(unsigned count);
   /// ...and what came back for them.
-  void absorb(const std::vector<Candidate> &candidates,
-              const std::vector<CandidateResult> &results);
+  void absorb(const std::vector<Candidate> &candidates, const std::vector<Measurement> &results);
   /// The per-kernel bests from what was absorbed so far, and the final
   /// plan, chosen like with like (docs/Tuning.md, "Choice"): among the
   /// options with whole-program figures (a best plan judged as a whole

@@ -4,6 +4,7 @@
 #ifndef CUDAL1_TUNEDB_TUNEDB_H
 #define CUDAL1_TUNEDB_TUNEDB_H
 
+#include "cudal1/Eval/Measurement.h"
 #include "cudal1/TuneDB/Schema.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -43,27 +44,26 @@ constexpr unsigned kMaxPlanSteps = 16;
 /// without parsing it; 0 for the empty plan (the original).
 unsigned countPlanSteps(llvm::StringRef plan);
 
-/// One variant measured on one GPU. The plan is the canonical plan text
-/// (printPlan); the empty plan is the original. Outcome is one of the
-/// evaluator's outcome names (outcomeName in cudal1/Eval/Results.h).
-/// Timing fields are empty where the variant was not timed.
-struct Measurement {
+/// One measurement as the database keeps it: the Measurement itself and
+/// where it belongs (kernel, plan, GPU, shape, session) beside it. The plan
+/// is the canonical plan text (printPlan); the empty plan is the original.
+/// The outcome and judge are stored by their names (outcomeName,
+/// judgeName); the speedup and its interval only when timed, a time only
+/// when known (non-zero); samples, details and the compiler are not stored.
+struct MeasurementRow {
   int64_t id = 0; ///< set by the database; ignored when recording
   std::string kernelKey;
   std::string kernelName; ///< for people; optional
   std::string plan;
   GpuKey gpu;
   std::string shape;
-  std::string outcome;
-  std::optional<double> speedup, speedupLo, speedupHi; ///< bootstrap interval
-  std::optional<double> timeMs, baselineMs;
+  /// Read back: outcome, judge, timed, speedup, lo, hi, timeMs, baselineMs,
+  /// and faster (an Ok outcome whose interval lies above 1).
+  Measurement measured;
   std::string driverVersion, cudaVersion;
   std::optional<int> smClockMHz, memClockMHz;
   std::string session;    ///< groups variants timed against each other
   std::string measuredAt; ///< UTC, 2026-12-02T15:04:05Z; empty: now
-  /// Which judge gave it: "program" (the whole program run and compared),
-  /// "replay-double-reference" or "replay-fallback" (captured launches).
-  std::string judge = "program";
   /// The strategy that proposed the plan and the probability it gave it
   /// (empty for imported or user plans): a trainer weights data that other
   /// strategies collected by it.
@@ -147,9 +147,9 @@ public:
 
   /// Returns the new measurement's id. Kernel, plan, GPU and variant rows
   /// are created as needed.
-  llvm::Expected<int64_t> recordMeasurement(const Measurement &m);
+  llvm::Expected<int64_t> recordMeasurement(const MeasurementRow &m);
   /// All or none, in one transaction; ids in the order given.
-  llvm::Expected<std::vector<int64_t>> recordMeasurements(llvm::ArrayRef<Measurement> ms);
+  llvm::Expected<std::vector<int64_t>> recordMeasurements(llvm::ArrayRef<MeasurementRow> ms);
 
   /// Sets (or replaces) the best plan for (kernel key, GPU, shape).
   llvm::Error setBest(const BestChoice &choice);
@@ -170,15 +170,18 @@ public:
   llvm::Expected<std::vector<TunedKernel>> tunedKernels(llvm::StringRef gpuArch);
 
   /// Every measurement in recording order (for training); stops at the
-  /// first error `fn` returns.
-  llvm::Error forEachMeasurement(llvm::function_ref<llvm::Error(const Measurement &)> fn);
+  /// first error `fn` returns, and at a row whose outcome or judge this
+  /// build does not know (the error names the row and the text).
+  llvm::Error forEachMeasurement(llvm::function_ref<llvm::Error(const MeasurementRow &)> fn);
 
   llvm::Expected<TuneDBStats> stats();
 
   /// Every earlier measurement of a kernel on a GPU model (any model of the
   /// architecture when gpu.name is empty), in recording order: the
-  /// exemplars a strategy sees.
-  llvm::Expected<std::vector<Measurement>> exemplars(llvm::StringRef kernelKey, const GpuKey &gpu);
+  /// exemplars a strategy sees. An unknown outcome or judge is an error,
+  /// as for forEachMeasurement.
+  llvm::Expected<std::vector<MeasurementRow>> exemplars(llvm::StringRef kernelKey,
+                                                        const GpuKey &gpu);
   /// Stores (or replaces) the features of a kernel at their version.
   llvm::Error recordFeatures(const KernelFeatures &features);
   /// The features of a kernel at a version; none when never recorded.

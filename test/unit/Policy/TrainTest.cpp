@@ -62,7 +62,7 @@ void buildSyntheticDb(const std::string &path, unsigned n) {
         {"@" + name + ": vectorize(width=8)", kind == 2 ? 1.3 : 1.01},
     };
     for (const auto &[plan, speedup] : plans) {
-      Measurement m;
+      MeasurementRow m;
       m.kernelKey = key;
       m.kernelName = name;
       m.plan = plan;
@@ -71,12 +71,13 @@ void buildSyntheticDb(const std::string &path, unsigned n) {
       m.session = "s" + std::to_string(i);
       // warp-reduce on a kernel without a reduction does not verify.
       bool wrong = kind != 0 && plan.find("warp-reduce") != std::string::npos;
-      m.outcome = wrong ? "wrong" : "ok";
+      m.measured.outcome = wrong ? Outcome::Wrong : Outcome::Ok;
       if (!wrong) {
-        m.speedup = speedup;
-        m.speedupLo = speedup * 0.99;
-        m.speedupHi = speedup * 1.01;
-        m.baselineMs = 1.0 + 0.1 * i;
+        m.measured.timed = true;
+        m.measured.speedup = speedup;
+        m.measured.lo = speedup * 0.99;
+        m.measured.hi = speedup * 1.01;
+        m.measured.baselineMs = 1.0 + 0.1 * i;
       }
       auto id = db->recordMeasurement(m);
       ASSERT_TRUE(bool(id)) << llvm::toString(id.takeError());
@@ -102,24 +103,24 @@ TEST(Train, KernelsOfOneSessionAreOneProgram) {
   {
     auto db = TuneDB::open(path);
     ASSERT_TRUE(bool(db));
-    auto rec = [&](const std::string &key, const std::string &session, const std::string &out) {
-      Measurement m;
+    auto rec = [&](const std::string &key, const std::string &session, Outcome out) {
+      MeasurementRow m;
       m.kernelKey = key;
       m.kernelName = key;
       m.plan = "@" + key + ": restrict";
       m.gpu = {"NVIDIA H200", "sm_90"};
       m.shape = "*";
       m.session = session;
-      m.outcome = out;
+      m.measured.outcome = out;
       auto id = db->recordMeasurement(m);
       ASSERT_TRUE(bool(id)) << llvm::toString(id.takeError());
     };
-    rec("ka", "s1", "ok");
-    rec("kb", "s1", "ok");
-    rec("kb", "s2", "wrong"); // kb in s2 joins kc's session to ka's program
-    rec("kc", "s2", "ok");
-    rec("kd", "s3", "ok");
-    rec("program:x", "s3", "ok");
+    rec("ka", "s1", Outcome::Ok);
+    rec("kb", "s1", Outcome::Ok);
+    rec("kb", "s2", Outcome::Wrong); // kb in s2 joins kc's session to ka's program
+    rec("kc", "s2", Outcome::Ok);
+    rec("kd", "s3", Outcome::Ok);
+    rec("program:x", "s3", Outcome::Ok);
   }
   auto ds = loadDataset({path}, 1, {});
   ASSERT_TRUE(bool(ds)) << llvm::toString(ds.takeError());

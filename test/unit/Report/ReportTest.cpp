@@ -44,20 +44,20 @@ ReportData sampleData() {
   ReportVariant v;
   v.id = "v000";
   v.plan = "@sum: warp-reduce";
-  v.outcome = Outcome::Ok;
-  v.timed = v.faster = true;
-  v.speedup = 3;
-  v.lo = 2.9;
-  v.hi = 3.1;
-  v.timeMs = 20;
-  v.samplesMs = {20, 20.5, 19.8};
+  v.measured.outcome = Outcome::Ok;
+  v.measured.timed = v.measured.faster = true;
+  v.measured.speedup = 3;
+  v.measured.lo = 2.9;
+  v.measured.hi = 3.1;
+  v.measured.timeMs = 20;
+  v.measured.samplesMs = {20, 20.5, 19.8};
   v.batch = 1;
   k.variants.push_back(v);
   ReportVariant w;
   w.id = "v001";
   w.plan = "@sum: launch-config(block=1024)";
-  w.outcome = Outcome::Wrong;
-  w.detail = "expected <1.25> got \"1.375\" & more";
+  w.measured.outcome = Outcome::Wrong;
+  w.measured.details = {"expected <1.25> got \"1.375\" & more"};
   w.batch = 1;
   k.variants.push_back(w);
   d.kernels.push_back(k);
@@ -211,7 +211,7 @@ TEST(Report, PageStructure) {
 TEST(Report, PromisesOnlyTheSamplesItDraws) {
   // A NaN sample is not drawn, so the browser's self-check must not expect it.
   ReportData d = sampleData();
-  d.kernels[0].variants[0].samplesMs.push_back(double(NAN));
+  d.kernels[0].variants[0].measured.samplesMs.push_back(double(NAN));
   std::string page = renderReport(d);
   EXPECT_NE(page.find("data-samples=\"6\""), std::string::npos);
   EXPECT_EQ(count(page, "<circle class=\"sample\""), 6u);

@@ -70,11 +70,11 @@ TEST(TuneReport, MapsRecordsOntoKernels) {
   EXPECT_EQ(d.gpu, "G");
   ASSERT_EQ(d.kernels.size(), 2u);
   EXPECT_EQ(d.kernels[0].variants.size(), 2u); // the refused plan too
-  EXPECT_EQ(d.kernels[0].variants[1].outcome, Outcome::Refused);
+  EXPECT_EQ(d.kernels[0].variants[1].measured.outcome, Outcome::Refused);
   ASSERT_EQ(d.kernels[1].variants.size(), 3u);
-  EXPECT_EQ(d.kernels[1].variants[1].detail, "why v002");
+  EXPECT_EQ(d.kernels[1].variants[1].detail(), "why v002");
   EXPECT_EQ(d.kernels[1].variants[2].batch, 2u);
-  EXPECT_EQ(d.kernels[1].variants[0].samplesMs, (std::vector<double>{20, 20.1}));
+  EXPECT_EQ(d.kernels[1].variants[0].measured.samplesMs, (std::vector<double>{20, 20.1}));
   EXPECT_EQ(d.kernels[1].tried, 3u);
   // One baseline per evaluation that timed something, with its samples.
   ASSERT_EQ(d.baselines.size(), 3u);

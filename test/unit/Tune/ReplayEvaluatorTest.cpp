@@ -148,13 +148,13 @@ class Scripted : public VariantEvaluator {
 public:
   explicit Scripted(Judge j, bool failing = false) : judge(j), failing(failing) {}
   std::vector<std::string> seen;
-  llvm::Expected<std::vector<CandidateResult>> evaluate(const std::vector<Candidate> &cs) override {
+  llvm::Expected<std::vector<Measurement>> evaluate(const std::vector<Candidate> &cs) override {
     if (failing)
       return llvm::createStringError(llvm::inconvertibleErrorCode(), "no capture");
-    std::vector<CandidateResult> out;
+    std::vector<Measurement> out;
     for (const Candidate &c : cs) {
       seen.push_back(c.id);
-      CandidateResult r;
+      Measurement r;
       r.outcome = Outcome::Ok;
       r.judge = judge;
       r.speedup = judge == Judge::Program ? 1.1 : 30;
@@ -189,7 +189,7 @@ TEST(JudgingEvaluator, ChoosesTheJudgePerPlan) {
       cand("v1", 0, "@sum_squares: warp-reduce"), cand("v2", 1, "@scale: fuse"),
       cand("v3", 0, "@sum_squares: launch-config(block=128)"), cand("v4", 2, "@sync#0: drop-sync"),
       cand("combined", kCombination, "@sum_squares: warp-reduce")};
-  llvm::Expected<std::vector<CandidateResult>> r = j.evaluate(cs);
+  llvm::Expected<std::vector<Measurement>> r = j.evaluate(cs);
   ASSERT_TRUE(bool(r));
   ASSERT_EQ(r->size(), 5u);
   EXPECT_EQ((*r)[0].judge, Judge::ReplayReference);
@@ -208,7 +208,7 @@ TEST(JudgingEvaluator, ReplayFailureFallsBackToProgram) {
   JudgingEvaluator j(
       replay, [](const Candidate &c) { return whyNotReplayable(c.variant.plan, 1); }, program,
       [&](const std::string &m) { notes.push_back(m); });
-  llvm::Expected<std::vector<CandidateResult>> r =
+  llvm::Expected<std::vector<Measurement>> r =
       j.evaluate({cand("v1", 0, "@k: warp-reduce"), cand("v2", 0, "@k: fuse")});
   ASSERT_TRUE(bool(r));
   EXPECT_EQ((*r)[0].judge, Judge::Program);

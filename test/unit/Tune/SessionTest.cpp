@@ -27,8 +27,8 @@ RewriteInput input() {
 }
 
 /// A verified, timed, faster result of `speedup` with a +-1% interval.
-CandidateResult verifiedAt(double speedup) {
-  CandidateResult r;
+Measurement verifiedAt(double speedup) {
+  Measurement r;
   r.outcome = Outcome::Ok;
   r.timed = r.faster = true;
   r.speedup = speedup;
@@ -42,8 +42,8 @@ CandidateResult verifiedAt(double speedup) {
 /// warp-reduce is 3x, everything else 1.05x; all verify.
 class Scripted : public VariantEvaluator {
 public:
-  llvm::Expected<std::vector<CandidateResult>> evaluate(const std::vector<Candidate> &cs) override {
-    std::vector<CandidateResult> out;
+  llvm::Expected<std::vector<Measurement>> evaluate(const std::vector<Candidate> &cs) override {
+    std::vector<Measurement> out;
     for (const Candidate &c : cs)
       out.push_back(verifiedAt(c.planText().find("warp-reduce") != std::string::npos ? 3.0 : 1.05));
     return out;
@@ -136,11 +136,11 @@ TEST_F(SessionTest, AStrategySeesAnEarlierSessionsExemplarsAndFeatures) {
 
   // What the first session's strategy recorded about its proposals.
   bool heuristic = false;
-  llvm::Error e = db->forEachMeasurement([&](const Measurement &m) {
+  llvm::Error e = db->forEachMeasurement([&](const MeasurementRow &m) {
     if (m.strategy == "heuristic") {
       heuristic = true;
       EXPECT_EQ(m.proposalProbability.value_or(0), 1.0);
-      EXPECT_EQ(m.judge, "program");
+      EXPECT_EQ(m.measured.judge, Judge::Program);
     }
     return llvm::Error::success();
   });
@@ -164,10 +164,10 @@ namespace {
 /// machine did, not the plan), which the check's interval must absorb.
 class Drifting : public Scripted {
 public:
-  llvm::Expected<std::vector<CandidateResult>> evaluate(const std::vector<Candidate> &cs) override {
-    std::vector<CandidateResult> out;
+  llvm::Expected<std::vector<Measurement>> evaluate(const std::vector<Candidate> &cs) override {
+    std::vector<Measurement> out;
     for (const Candidate &c : cs) {
-      CandidateResult r = verifiedAt(1.2);
+      Measurement r = verifiedAt(1.2);
       r.lo = 1.19; // the figures the check's line is written with below
       r.hi = 1.21;
       if (c.id == "check")
@@ -197,10 +197,10 @@ TEST_F(SessionTest, AGainThatWasDriftFailsTheReproducibilityCheck) {
   for (const TuneDB::TunedKernel &k : *tuned)
     EXPECT_EQ(k.plan, "") << k.name;
   bool recorded = false;
-  llvm::Error e = db->forEachMeasurement([&](const Measurement &m) {
+  llvm::Error e = db->forEachMeasurement([&](const MeasurementRow &m) {
     // Under the file's program entry, with the interval widened by the drift.
-    recorded |=
-        llvm::StringRef(m.kernelKey).starts_with("program:") && m.speedupLo.value_or(2) < 1.0;
+    recorded |= llvm::StringRef(m.kernelKey).starts_with("program:") && m.measured.timed &&
+                m.measured.lo < 1.0;
     return llvm::Error::success();
   });
   ASSERT_FALSE(bool(e)) << llvm::toString(std::move(e));

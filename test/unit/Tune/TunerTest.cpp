@@ -32,14 +32,14 @@ RewriteInput input(const std::string &name = "tune-me.cu") {
 class ScriptedEvaluator : public VariantEvaluator {
 public:
   std::vector<std::vector<std::string>> batches;
-  llvm::Expected<std::vector<CandidateResult>> evaluate(const std::vector<Candidate> &cs) override {
-    std::vector<CandidateResult> out;
+  llvm::Expected<std::vector<Measurement>> evaluate(const std::vector<Candidate> &cs) override {
+    std::vector<Measurement> out;
     batches.emplace_back();
     for (const Candidate &c : cs) {
       std::string plan = c.planText();
       batches.back().push_back(plan);
       EXPECT_NE(c.variant.source.find("cudal1-opt plan"), std::string::npos);
-      CandidateResult r;
+      Measurement r;
       double s = 1.0;
       if (plan.find("warp-reduce") != std::string::npos)
         s *= 3.0;
@@ -263,7 +263,7 @@ TEST(Tuner, ACombinationCountsWhileItsPartsAreTheBests) {
     return c;
   };
   auto faster = [](double lo) {
-    CandidateResult r;
+    Measurement r;
     r.outcome = Outcome::Ok;
     r.timed = r.faster = true;
     r.speedup = lo + 0.01;
@@ -393,8 +393,8 @@ class LevelsEvaluator : public VariantEvaluator {
 public:
   double combined = 1.35;
   std::vector<std::vector<std::string>> batches;
-  llvm::Expected<std::vector<CandidateResult>> evaluate(const std::vector<Candidate> &cs) override {
-    std::vector<CandidateResult> out;
+  llvm::Expected<std::vector<Measurement>> evaluate(const std::vector<Candidate> &cs) override {
+    std::vector<Measurement> out;
     batches.emplace_back();
     for (const Candidate &c : cs) {
       std::string plan = c.planText();
@@ -403,7 +403,7 @@ public:
       bool warp = plan.find("warp-reduce") != std::string::npos;
       bool restrict = plan.find("restrict") != std::string::npos;
       double s = program ? (warp &&restrict ? combined : warp ? 1.3 : 1.05) : (warp ? 30.0 : 1.5);
-      CandidateResult r;
+      Measurement r;
       r.outcome = Outcome::Ok;
       r.judge = program ? Judge::Program : Judge::ReplayReference;
       r.timed = r.faster = true;
@@ -510,7 +510,7 @@ TEST(Tuner, VariantIdsParseWithoutOverflow) {
   c.id = "v120";
   c.kernel = 0;
   c.variant.plan = plan("@scale: restrict");
-  CandidateResult res;
+  Measurement res;
   res.outcome = Outcome::Ok;
   Candidate big = c;
   big.id = "v99999999999999999999";

@@ -39,19 +39,21 @@ int fail(llvm::Error e) {
   return 1;
 }
 
-Measurement sample(int kernel, int plan, const std::string &session) {
-  Measurement m;
+MeasurementRow sample(int kernel, int plan, const std::string &session) {
+  MeasurementRow m;
   m.kernelKey = "_Z6kernelPf#" + std::to_string(kernel);
   m.kernelName = "kernel" + std::to_string(kernel);
   m.plan = "unroll(loop=0, factor=" + std::to_string(plan) + ")";
   m.gpu = {"NVIDIA H200", "sm_90"};
   m.shape = "grid=1024x1x1 block=256x1x1";
-  m.outcome = "ok";
-  m.speedup = 1.0 + plan / 100.0;
-  m.speedupLo = *m.speedup - 0.01;
-  m.speedupHi = *m.speedup + 0.01;
-  m.timeMs = 0.5;
-  m.baselineMs = 0.5 * *m.speedup;
+  Measurement &r = m.measured;
+  r.outcome = Outcome::Ok;
+  r.timed = true;
+  r.speedup = 1.0 + plan / 100.0;
+  r.lo = r.speedup - 0.01;
+  r.hi = r.speedup + 0.01;
+  r.timeMs = 0.5;
+  r.baselineMs = 0.5 * r.speedup;
   m.driverVersion = "580.65";
   m.cudaVersion = "13.0";
   m.smClockMHz = 1980;
@@ -82,7 +84,7 @@ int loop(const char *path, int batch) {
   if (!db)
     return fail(db.takeError());
   for (int k = 0;; ++k) {
-    std::vector<Measurement> ms;
+    std::vector<MeasurementRow> ms;
     for (int i = 0; i < batch; ++i)
       ms.push_back(sample(i % 4, i % 8, "loop-" + std::to_string(k)));
     llvm::Expected<std::vector<int64_t>> ids = db->recordMeasurements(ms);
@@ -122,17 +124,20 @@ int populate(const char *path) {
   llvm::Expected<TuneDB> db = TuneDB::open(path);
   if (!db)
     return fail(db.takeError());
-  std::vector<Measurement> ms;
-  const char *outcomes[] = {"ok", "ok", "ok", "wrong", "crash", "compile-error"};
+  std::vector<MeasurementRow> ms;
+  const Outcome outcomes[] = {Outcome::Ok,    Outcome::Ok,    Outcome::Ok,
+                              Outcome::Wrong, Outcome::Crash, Outcome::CompileError};
   for (int i = 0; i < 6; ++i) {
-    Measurement m = sample(i % 3, i, "populate");
-    m.outcome = outcomes[i];
-    if (m.outcome != "ok")
-      m.speedup = m.speedupLo = m.speedupHi = m.timeMs = std::nullopt;
+    MeasurementRow m = sample(i % 3, i, "populate");
+    m.measured.outcome = outcomes[i];
+    if (m.measured.outcome != Outcome::Ok) {
+      m.measured.timed = false;
+      m.measured.timeMs = 0;
+    }
     m.measuredAt = "2026-12-02T12:00:0" + std::to_string(i) + "Z";
     ms.push_back(m);
   }
-  Measurement a100 = sample(0, 1, "populate");
+  MeasurementRow a100 = sample(0, 1, "populate");
   a100.gpu = {"NVIDIA A100-SXM4-80GB", "sm_80"};
   ms.push_back(a100);
   llvm::Expected<std::vector<int64_t>> ids = db->recordMeasurements(ms);
@@ -144,7 +149,7 @@ int populate(const char *path) {
     c.gpu = ms[k].gpu;
     c.shape = kAnyShape.str();
     c.plan = ms[k].plan;
-    c.speedup = ms[k].speedup;
+    c.speedup = ms[k].measured.timed ? std::optional<double>(ms[k].measured.speedup) : std::nullopt;
     c.measurementId = (*ids)[k];
     c.chosenAt = "2026-12-02T12:30:00Z";
     if (llvm::Error e = db->setBest(c))
@@ -177,15 +182,15 @@ int setBest(const char *path, const char *key, const char *name, const char *arc
   llvm::Expected<TuneDB> db = TuneDB::open(path);
   if (!db)
     return fail(db.takeError());
-  Measurement m = sample(0, 1, "set-best");
+  MeasurementRow m = sample(0, 1, "set-best");
   m.kernelKey = key;
   m.kernelName = name;
   m.plan = plan;
   m.gpu = {"NVIDIA H200", arch};
   m.shape = kAnyShape.str();
-  m.speedup = 1.5;
-  m.speedupLo = 1.4;
-  m.speedupHi = 1.6;
+  m.measured.speedup = 1.5;
+  m.measured.lo = 1.4;
+  m.measured.hi = 1.6;
   llvm::Expected<int64_t> id = db->recordMeasurement(m);
   if (!id)
     return fail(id.takeError());
@@ -194,9 +199,9 @@ int setBest(const char *path, const char *key, const char *name, const char *arc
   c.gpu = m.gpu;
   c.shape = kAnyShape.str();
   c.plan = plan;
-  c.speedup = m.speedup;
-  c.speedupLo = m.speedupLo;
-  c.speedupHi = m.speedupHi;
+  c.speedup = m.measured.speedup;
+  c.speedupLo = m.measured.lo;
+  c.speedupHi = m.measured.hi;
   c.measurementId = *id;
   if (llvm::Error e = db->setBest(c))
     return fail(std::move(e));

@@ -182,19 +182,21 @@ struct Child {
   }
 };
 
-Measurement sample(const std::string &key, const std::string &plan, double speedup) {
-  Measurement m;
+MeasurementRow sample(const std::string &key, const std::string &plan, double speedup) {
+  MeasurementRow m;
   m.kernelKey = key;
   m.kernelName = "transpose";
   m.plan = plan;
   m.gpu = {"NVIDIA H200", "sm_90"};
   m.shape = "grid=64x64x1 block=32x8x1";
-  m.outcome = "ok";
-  m.speedup = speedup;
-  m.speedupLo = speedup - 0.05;
-  m.speedupHi = speedup + 0.05;
-  m.timeMs = 1.0 / speedup;
-  m.baselineMs = 1.0;
+  m.measured.outcome = Outcome::Ok;
+  m.measured.timed = true;
+  m.measured.speedup = speedup;
+  m.measured.lo = speedup - 0.05;
+  m.measured.hi = speedup + 0.05;
+  m.measured.faster = m.measured.lo > 1.0;
+  m.measured.timeMs = 1.0 / speedup;
+  m.measured.baselineMs = 1.0;
   m.driverVersion = "580.65.06";
   m.cudaVersion = "13.0";
   m.smClockMHz = 1980;
@@ -233,26 +235,28 @@ TEST_F(TuneDBTest, MeasurementsRoundTrip) {
   ASSERT_TRUE(bool(db)) << errorOf(std::move(db));
   EXPECT_EQ(db->schemaVersion(), tuneDBSchemaVersion());
 
-  Measurement fast = sample("_Z9transposePfPKf#a1b2", "coalesce; launch-config(block=32x8)", 1.8);
-  Measurement crash = sample("_Z9transposePfPKf#a1b2", "unroll(loop=0, factor=4)", 1.0);
-  crash.outcome = "crash";
-  crash.speedup = crash.speedupLo = crash.speedupHi = crash.timeMs = std::nullopt;
+  MeasurementRow fast =
+      sample("_Z9transposePfPKf#a1b2", "coalesce; launch-config(block=32x8)", 1.8);
+  MeasurementRow crash = sample("_Z9transposePfPKf#a1b2", "unroll(loop=0, factor=4)", 1.0);
+  crash.measured.outcome = Outcome::Crash;
+  crash.measured.timed = false;
+  crash.measured.speedup = crash.measured.lo = crash.measured.hi = crash.measured.timeMs = 0;
   crash.smClockMHz = std::nullopt;
   crash.measuredAt = "2026-12-02T15:04:06.250Z";
-  Measurement original = sample("_Z9transposePfPKf#a1b2", "", 1.0);
+  MeasurementRow original = sample("_Z9transposePfPKf#a1b2", "", 1.0);
   llvm::Expected<std::vector<int64_t>> ids = db->recordMeasurements({fast, crash, original});
   ASSERT_TRUE(bool(ids)) << errorOf(std::move(ids));
   ASSERT_EQ(ids->size(), 3u);
 
-  std::vector<Measurement> back;
-  ASSERT_OK(db->forEachMeasurement([&](const Measurement &m) {
+  std::vector<MeasurementRow> back;
+  ASSERT_OK(db->forEachMeasurement([&](const MeasurementRow &m) {
     back.push_back(m);
     return llvm::Error::success();
   }));
   ASSERT_EQ(back.size(), 3u);
-  const Measurement *in[] = {&fast, &crash, &original};
+  const MeasurementRow *in[] = {&fast, &crash, &original};
   for (int i = 0; i < 3; ++i) {
-    const Measurement &a = *in[i], &b = back[i];
+    const MeasurementRow &a = *in[i], &b = back[i];
     EXPECT_EQ(b.id, (*ids)[i]);
     EXPECT_EQ(b.kernelKey, a.kernelKey);
     EXPECT_EQ(b.kernelName, a.kernelName);
@@ -260,12 +264,15 @@ TEST_F(TuneDBTest, MeasurementsRoundTrip) {
     EXPECT_EQ(b.gpu.name, a.gpu.name);
     EXPECT_EQ(b.gpu.arch, a.gpu.arch);
     EXPECT_EQ(b.shape, a.shape);
-    EXPECT_EQ(b.outcome, a.outcome);
-    EXPECT_EQ(b.speedup, a.speedup);
-    EXPECT_EQ(b.speedupLo, a.speedupLo);
-    EXPECT_EQ(b.speedupHi, a.speedupHi);
-    EXPECT_EQ(b.timeMs, a.timeMs);
-    EXPECT_EQ(b.baselineMs, a.baselineMs);
+    EXPECT_EQ(b.measured.outcome, a.measured.outcome);
+    EXPECT_EQ(b.measured.judge, a.measured.judge);
+    EXPECT_EQ(b.measured.timed, a.measured.timed);
+    EXPECT_EQ(b.measured.faster, a.measured.faster);
+    EXPECT_EQ(b.measured.speedup, a.measured.speedup);
+    EXPECT_EQ(b.measured.lo, a.measured.lo);
+    EXPECT_EQ(b.measured.hi, a.measured.hi);
+    EXPECT_EQ(b.measured.timeMs, a.measured.timeMs);
+    EXPECT_EQ(b.measured.baselineMs, a.measured.baselineMs);
     EXPECT_EQ(b.driverVersion, a.driverVersion);
     EXPECT_EQ(b.cudaVersion, a.cudaVersion);
     EXPECT_EQ(b.smClockMHz, a.smClockMHz);
@@ -285,7 +292,7 @@ TEST_F(TuneDBTest, MeasurementsRoundTrip) {
   EXPECT_EQ(st->measurementsByOutcome[1], (std::pair<std::string, int64_t>{"crash", 1}));
 
   // An empty measuredAt is now, in the same UTC form.
-  Measurement now = fast;
+  MeasurementRow now = fast;
   now.measuredAt.clear();
   llvm::Expected<int64_t> id = db->recordMeasurement(now);
   ASSERT_TRUE(bool(id));
@@ -304,13 +311,13 @@ TEST_F(TuneDBTest, MeasurementsRoundTrip) {
 TEST_F(TuneDBTest, BestPlanKeys) {
   llvm::Expected<TuneDB> db = TuneDB::open(file("t.db"));
   ASSERT_TRUE(bool(db)) << errorOf(std::move(db));
-  Measurement h200 = sample("k#1", "coalesce", 1.8);
-  Measurement h100 = sample("k#1", "launch-config(block=128)", 1.5);
+  MeasurementRow h200 = sample("k#1", "coalesce", 1.8);
+  MeasurementRow h100 = sample("k#1", "launch-config(block=128)", 1.5);
   h100.gpu = {"NVIDIA H100 80GB HBM3", "sm_90"};
   llvm::Expected<std::vector<int64_t>> ids = db->recordMeasurements({h200, h100});
   ASSERT_TRUE(bool(ids));
 
-  auto choose = [&](const Measurement &m, const std::string &shape, double lo,
+  auto choose = [&](const MeasurementRow &m, const std::string &shape, double lo,
                     std::optional<int64_t> id) {
     BestChoice c;
     c.kernelKey = m.kernelKey;
@@ -376,30 +383,67 @@ TEST_F(TuneDBTest, RefusesWhatIsNotAMeasurement) {
   llvm::Expected<TuneDB> db = TuneDB::open(file("t.db"));
   ASSERT_TRUE(bool(db));
   auto errorFor = [&](auto change) {
-    Measurement m = sample("k#1", "coalesce", 1.5);
+    MeasurementRow m = sample("k#1", "coalesce", 1.5);
     change(m);
     return errorOf(db->recordMeasurement(m));
   };
-  EXPECT_NE(errorFor([](Measurement &m) { m.kernelKey = ""; }).find("the kernel key is empty"),
-            std::string::npos);
-  EXPECT_NE(errorFor([](Measurement &m) { m.outcome = "fine"; }).find("unknown outcome 'fine'"),
+  EXPECT_NE(errorFor([](MeasurementRow &m) { m.kernelKey = ""; }).find("the kernel key is empty"),
             std::string::npos);
   EXPECT_NE(
-      errorFor([](Measurement &m) { m.plan = "__global__ void k() {\n}"; }).find("never source"),
+      errorFor([](MeasurementRow &m) { m.plan = "__global__ void k() {\n}"; }).find("never source"),
       std::string::npos);
-  EXPECT_NE(errorFor([](Measurement &m) { m.plan = std::string(20000, 'a'); }).find("never source"),
+  EXPECT_NE(
+      errorFor([](MeasurementRow &m) { m.plan = std::string(20000, 'a'); }).find("never source"),
+      std::string::npos);
+  EXPECT_NE(
+      errorFor([](MeasurementRow &m) { m.measured.speedup = std::nan(""); }).find("not a finite"),
+      std::string::npos);
+  EXPECT_NE(errorFor([](MeasurementRow &m) { m.measuredAt = "yesterday"; }).find("not a UTC time"),
             std::string::npos);
-  EXPECT_NE(errorFor([](Measurement &m) { m.speedup = std::nan(""); }).find("not a finite"),
-            std::string::npos);
-  EXPECT_NE(errorFor([](Measurement &m) { m.measuredAt = "yesterday"; }).find("not a UTC time"),
-            std::string::npos);
-  EXPECT_NE(errorFor([](Measurement &m) { m.gpu.arch = ""; }).find("architecture is empty"),
+  EXPECT_NE(errorFor([](MeasurementRow &m) { m.gpu.arch = ""; }).find("architecture is empty"),
             std::string::npos);
   // A batch with one bad measurement writes none of them.
-  Measurement bad = sample("k#2", "coalesce", 1.5);
-  bad.outcome = "";
+  MeasurementRow bad = sample("k#2", "coalesce", 1.5);
+  bad.shape = "";
   EXPECT_FALSE(bool(db->recordMeasurements({sample("k#2", "coalesce", 1.5), bad})));
   EXPECT_EQ(count(file("t.db"), "measurements"), 0);
+}
+
+TEST_F(TuneDBTest, UnknownOutcomesAndJudgesAreErrorsWhenRead) {
+  // The writer takes only enums; a file written otherwise (by hand, by a
+  // newer cudal1 with an outcome this one lacks) says which row is unknown.
+  {
+    llvm::Expected<TuneDB> db = TuneDB::open(file("t.db"));
+    ASSERT_TRUE(bool(db));
+    ASSERT_TRUE(bool(db->recordMeasurement(sample("k#1", "coalesce", 1.5))));
+  }
+  auto readBack = [&] {
+    llvm::Expected<TuneDB> db = TuneDB::open(file("t.db"));
+    if (!db)
+      return llvm::toString(db.takeError());
+    llvm::Error e =
+        db->forEachMeasurement([](const MeasurementRow &) { return llvm::Error::success(); });
+    std::string each = e ? llvm::toString(std::move(e)) : "(no error)";
+    return each + " | " + errorOf(db->exemplars("k#1", {"NVIDIA H200", "sm_90"}));
+  };
+  execSql(file("t.db"), "UPDATE measurements SET outcome = 'fine'");
+  std::string err = readBack();
+  EXPECT_NE(err.find("measurement 1 has the outcome 'fine', which this cudal1 does not know |"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.rfind("the outcome 'fine'"), err.find("the outcome 'fine'")) << err;
+  execSql(file("t.db"), "UPDATE measurements SET outcome = 'ok', judge = 'oracle'");
+  err = readBack();
+  EXPECT_NE(err.find("measurement 1 has the judge 'oracle'"), std::string::npos) << err;
+  execSql(file("t.db"), "UPDATE measurements SET judge = 'replay-fallback'");
+  llvm::Expected<TuneDB> db = TuneDB::open(file("t.db"));
+  ASSERT_TRUE(bool(db));
+  llvm::Expected<std::vector<MeasurementRow>> ex = db->exemplars("k#1", {"NVIDIA H200", "sm_90"});
+  ASSERT_TRUE(bool(ex)) << errorOf(std::move(ex));
+  ASSERT_EQ(ex->size(), 1u);
+  EXPECT_EQ((*ex)[0].measured.outcome, Outcome::Ok);
+  EXPECT_EQ((*ex)[0].measured.judge, Judge::ReplayFallback);
+  EXPECT_TRUE((*ex)[0].measured.faster);
 }
 
 //===----------------------------------------------------------------------===//
@@ -616,7 +660,7 @@ TEST_F(TuneDBTest, WriterKilledAtRandomKeepsEveryCommit) {
     EXPECT_EQ(query(file("t.db"), "PRAGMA integrity_check"), "ok");
     // Each batch is all there or not at all; reported commits are there.
     std::map<std::string, int64_t> perSession;
-    ASSERT_OK(db->forEachMeasurement([&](const Measurement &m) {
+    ASSERT_OK(db->forEachMeasurement([&](const MeasurementRow &m) {
       ++perSession[m.session];
       return llvm::Error::success();
     }));
@@ -730,7 +774,7 @@ TEST_F(TuneDBTest, DamagedPagesFailOpen) {
   {
     llvm::Expected<TuneDB> db = TuneDB::open(file("t.db"));
     ASSERT_TRUE(bool(db));
-    std::vector<Measurement> ms;
+    std::vector<MeasurementRow> ms;
     for (int i = 0; i < 300; ++i)
       ms.push_back(sample("k#" + std::to_string(i), "unroll(loop=0, factor=4)", 1.5));
     ASSERT_TRUE(bool(db->recordMeasurements(ms)));
