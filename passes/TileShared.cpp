@@ -6,6 +6,7 @@
 // so every thread of the block reaches the barriers.
 #include "TileShared.h"
 #include "cudal1/Analysis/AffineIndex.h"
+#include "cudal1/Analysis/Idioms.h"
 #include "cudal1/Rewrite/RewriteUtils.h"
 
 #include "clang/AST/ASTContext.h"
@@ -38,6 +39,11 @@ struct DotPattern {
   std::vector<const Expr *> rowChecks, colChecks;
   const Expr *bound = nullptr;
   std::vector<const Stmt *> rest;
+  DotLoop dot; ///< the reduction loop (Idioms.h)
+  /// Accumulating in place (`C[..] += ...` in the loop, PolyBench): the
+  /// statements before the loop inside the bounds check (accDecl is null).
+  bool inPlace = false;
+  std::vector<const Stmt *> pre;
 };
 
 bool hasReturn(const Stmt *s) {
@@ -69,6 +75,29 @@ int threadAxis(const std::string &normalized, IndexSpace &space) {
   bool x = e->isFunctionOfDim(IndexSpace::ThreadX) || e->isFunctionOfDim(IndexSpace::BlockX);
   bool y = e->isFunctionOfDim(IndexSpace::ThreadY) || e->isFunctionOfDim(IndexSpace::BlockY);
   bool z = e->isFunctionOfDim(IndexSpace::ThreadZ) || e->isFunctionOfDim(IndexSpace::BlockZ);
+  if (z || (x && y))
+    return -1;
+  return x ? 1 : y ? 2 : 0;
+}
+
+/// threadAxis of an access, read from its affine form (an atom depends on
+/// what its numerator does).
+int threadAxis(const AffineForm &f) {
+  if (!f.affine)
+    return -1;
+  bool x = false, y = false, z = false;
+  std::function<void(const LinearPart &)> scan = [&](const LinearPart &l) {
+    for (const AffineTerm &t : l.terms) {
+      StringRef v = t.var;
+      x |= v == "threadIdx.x" || v == "blockIdx.x";
+      y |= v == "threadIdx.y" || v == "blockIdx.y";
+      z |= v == "threadIdx.z" || v == "blockIdx.z";
+      unsigned i;
+      if (v.starts_with("#") && !v.drop_front(1).getAsInteger(10, i) && i < f.atoms.size())
+        scan(f.atoms[i].numerator);
+    }
+  };
+  scan(f.linear);
   if (z || (x && y))
     return -1;
   return x ? 1 : y ? 2 : 0;
@@ -108,6 +137,44 @@ std::string nonUniform(const Expr *e) {
   return why;
 }
 
+/// Why the in-place reduction (`C[o] += ...` inside the loop) cannot keep
+/// its sum in a register across the tiles, or "": the element is one per
+/// thread (its index does not move with k), C is not an operand (then the
+/// tiles would read elements other threads are still summing, a
+/// recurrence), and the statements before the loop declare nothing used
+/// after them (they move into the prologue's block).
+std::string inPlaceLegality(TransformContext &ctx, unsigned kernel, const DotLoop &d,
+                            const CompoundStmt *then, CompoundStmt::const_body_iterator loopAt) {
+  const MemAccess *t = ctx.unit.accessOf(kernel, d.target, AccessKind::Write);
+  if (!t || !t->affine.affine)
+    return "the in-place sum's element is not an affine access";
+  if (!t->affine.linear.coefficient("$k" + std::to_string(d.loopId)).isZero())
+    return "the in-place sum's element moves with the loop counter";
+  for (const MemAccess *m : {d.xAccess, d.yAccess})
+    if (m->param == t->param)
+      return "the output " + t->param +
+             " is also an operand: the sum reads elements other threads write (a recurrence)";
+  std::set<const Decl *> declared;
+  for (auto it = then->body_begin(); it != loopAt; ++it)
+    if (auto *ds = dyn_cast<DeclStmt>(*it))
+      for (const Decl *dc : ds->decls())
+        if (dc != d.counter)
+          declared.insert(dc);
+  std::string why;
+  for (auto it = loopAt; it != then->body_end(); ++it)
+    forEachStmt(*it, [&](const Stmt *s) {
+      if (auto *dre = dyn_cast<DeclRefExpr>(s);
+          dre && declared.count(dre->getDecl()) && why.empty())
+        why = "'" + dre->getDecl()->getNameAsString() +
+              "', declared before the in-place loop, is used after it";
+    });
+  if (!why.empty())
+    return why;
+  if (d.update->getBeginLoc().isMacroID() || d.summand->getEndLoc().isMacroID())
+    return "the pattern is written inside a macro";
+  return "";
+}
+
 /// Finds the pattern, or says why not.
 std::string match(TransformContext &ctx, unsigned kernel, DotPattern &p) {
   const FunctionDecl *fd = ctx.unit.kernelDecl(kernel);
@@ -124,50 +191,37 @@ std::string match(TransformContext &ctx, unsigned kernel, DotPattern &p) {
     if (!is || is->getElse() || is->getInit() || is->getConditionVariable())
       continue;
     auto *then = dyn_cast<CompoundStmt>(is->getThen());
-    if (!then || then->size() < 2)
+    if (!then || then->body_empty())
+      continue;
+    // The reduction loop (Idioms.h): into a local declared just before it,
+    // or into a global element in place after statements that prepare it.
+    auto loopAt = std::find_if(then->body_begin(), then->body_end(),
+                               [](const Stmt *x) { return isa<ForStmt>(x); });
+    if (loopAt == then->body_end())
+      continue;
+    DotLoop d;
+    if (!recognizeDotLoop(ctx.unit, kernel, *loopAt, d).empty())
       continue;
     auto it = then->body_begin();
-    auto *decl = dyn_cast<DeclStmt>(*it);
-    auto *loop = dyn_cast<ForStmt>(*(it + 1));
-    if (!decl || !decl->isSingleDecl() || !loop)
-      continue;
-    auto *acc = dyn_cast<VarDecl>(decl->getSingleDecl());
-    if (!acc || !acc->hasInit() || acc->getInit()->HasSideEffects(ctx.unit.ast()))
-      continue;
-    // for (int k = 0; k < K; ++k)
-    auto *init = dyn_cast_or_null<DeclStmt>(loop->getInit());
-    const VarDecl *kv =
-        init && init->isSingleDecl() ? dyn_cast<VarDecl>(init->getSingleDecl()) : nullptr;
-    Expr::EvalResult zero;
-    if (!kv || !kv->hasInit() || !kv->getInit()->EvaluateAsInt(zero, ctx.unit.ast()) ||
-        zero.Val.getInt() != 0)
-      continue;
-    auto *cond = dyn_cast_or_null<BinaryOperator>(loop->getCond());
-    if (!cond || cond->getOpcode() != BO_LT || varOf(cond->getLHS()) != kv)
-      continue;
-    const Expr *inc = loop->getInc();
-    auto *uo = dyn_cast_or_null<UnaryOperator>(inc);
-    if (!uo || !uo->isIncrementOp() || varOf(uo->getSubExpr()) != kv)
-      continue;
-    // acc += X * Y
-    const Stmt *lb = loop->getBody();
-    if (auto *cs = dyn_cast<CompoundStmt>(lb); cs && cs->size() == 1)
-      lb = cs->body_front();
-    auto *add = dyn_cast<CompoundAssignOperator>(lb);
-    if (!add || add->getOpcode() != BO_AddAssign || varOf(add->getLHS()) != acc)
-      continue;
-    auto *mul = dyn_cast<BinaryOperator>(add->getRHS()->IgnoreParenImpCasts());
-    if (!mul || mul->getOpcode() != BO_Mul)
-      continue;
-    auto *x = dyn_cast<ArraySubscriptExpr>(mul->getLHS()->IgnoreParenImpCasts());
-    auto *y = dyn_cast<ArraySubscriptExpr>(mul->getRHS()->IgnoreParenImpCasts());
-    if (!x || !y)
-      continue;
-    // The operands' thread dependence, from the model's normalized indices.
-    IndexSpace space(ctx.mlir);
+    const DeclStmt *decl = nullptr;
+    if (d.accumulator) {
+      decl = dyn_cast<DeclStmt>(*it);
+      if (loopAt != it + 1 || !decl || !decl->isSingleDecl() ||
+          decl->getSingleDecl() != d.accumulator || !d.accumulator->hasInit() ||
+          d.accumulator->getInit()->HasSideEffects(ctx.unit.ast()))
+        continue;
+    } else {
+      if (std::string why = inPlaceLegality(ctx, kernel, d, then, loopAt); !why.empty())
+        return why;
+      p.inPlace = true;
+      p.pre.assign(then->body_begin(), loopAt);
+    }
+    auto *loop = d.loop;
+    const ArraySubscriptExpr *x = d.x, *y = d.y;
+    // The operands' thread dependence, from their affine forms.
     auto axisOf = [&](const ArraySubscriptExpr *a) -> int {
       if (const MemAccess *m = ctx.unit.accessOf(kernel, a, AccessKind::Read))
-        return threadAxis(m->normalized, space);
+        return threadAxis(m->affine);
       return -1; // not a global access through a parameter
     };
     int ax = axisOf(x), ay = axisOf(y);
@@ -179,6 +233,7 @@ std::string match(TransformContext &ctx, unsigned kernel, DotPattern &p) {
       return "the operands of the dot product must be a row (depending on y only) and a column "
              "(depending on x only) of global arrays";
     }
+    IndexSpace space(ctx.mlir);
     // The bounds check splits into row checks and column checks.
     std::vector<const Expr *> parts;
     conjuncts(is->getCond(), parts);
@@ -198,15 +253,16 @@ std::string match(TransformContext &ctx, unsigned kernel, DotPattern &p) {
       if (axis != 2)
         p.colChecks.push_back(parts[i]);
     }
-    if (std::string why = nonUniform(cond->getRHS()); !why.empty())
+    if (std::string why = nonUniform(d.bound); !why.empty())
       return "the loop bound must be the same for every thread of the block (the tiled loop "
              "has barriers), but it uses " +
              why;
     p.guard = is;
     p.accDecl = decl;
     p.loop = loop;
-    p.bound = cond->getRHS();
-    for (auto r = it + 2; r != then->body_end(); ++r)
+    p.bound = d.bound;
+    p.dot = d;
+    for (auto r = loopAt + 1; r != then->body_end(); ++r)
       p.rest.push_back(*r);
     if (is->getBeginLoc().isMacroID() || loop->getBeginLoc().isMacroID())
       return "the pattern is written inside a macro";
@@ -395,6 +451,8 @@ std::vector<const DeclStmt *> declsBefore(const CompoundStmt *body, const IfStmt
 /// in turn, with threadIdx.y and blockDim.y replaced in every statement
 /// that reads them, so what must hold is that nothing else sees the change.
 std::string registerBlockingLegality(TransformContext &ctx, unsigned kernel, const DotPattern &p) {
+  if (p.inPlace)
+    return "rb: the sum accumulates in place in global memory (only rb=1 keeps it in a register)";
   ASTContext &ast = ctx.unit.ast();
   const SourceManager &sm = ast.getSourceManager();
   auto lineOf = [&](const Stmt *s) {
@@ -482,6 +540,31 @@ std::string joinChecksFor(TransformContext &ctx, const std::vector<const Expr *>
   return s.empty() ? "true" : s;
 }
 
+/// The summand of the reduction with its two operands replaced (the
+/// other factors and their order kept, so each term rounds as before).
+std::string summandWith(ASTContext &ast, const DotPattern &p, const std::string &rowText,
+                        const std::string &colText) {
+  const SourceManager &sm = ast.getSourceManager();
+  auto range = [&](const Stmt *e) {
+    return Lexer::makeFileCharRange(CharSourceRange::getTokenRange(e->getSourceRange()), sm,
+                                    ast.getLangOpts());
+  };
+  CharSourceRange whole = range(p.dot.summand);
+  std::string text = spelled(ast, p.dot.summand);
+  unsigned base = sm.getFileOffset(whole.getBegin());
+  std::vector<std::pair<CharSourceRange, std::string>> edits = {{range(p.rowOperand), rowText},
+                                                                {range(p.colOperand), colText}};
+  std::sort(edits.begin(), edits.end(), [&](const auto &x, const auto &y) {
+    return sm.getFileOffset(x.first.getBegin()) > sm.getFileOffset(y.first.getBegin());
+  });
+  for (const auto &[r, with] : edits) {
+    unsigned b = sm.getFileOffset(r.getBegin()) - base, e = sm.getFileOffset(r.getEnd()) - base;
+    if (r.isValid() && e <= text.size() && b <= e)
+      text.replace(b, e - b, with);
+  }
+  return text;
+}
+
 } // namespace
 
 std::string TileShared::legality(TransformContext &ctx, Target t) const {
@@ -533,9 +616,8 @@ llvm::Error TileShared::apply(TransformContext &ctx, Target t, const PlanStep &s
     return a->getType().getUnqualifiedType().getAsString(PrintingPolicy(ast.getLangOpts()));
   };
   std::string ta = elem(p.rowOperand), tb = elem(p.colOperand);
-  const VarDecl *kv = cast<VarDecl>(cast<DeclStmt>(p.loop->getInit())->getSingleDecl());
-  std::string kName = kv->getNameAsString();
-  std::string acc = cast<VarDecl>(p.accDecl->getSingleDecl())->getNameAsString();
+  std::string kName = p.dot.counter->getNameAsString();
+  std::string acc = p.inPlace ? "cudal1_acc" : p.dot.accumulator->getNameAsString();
   std::string bound = spelled(ast, p.bound);
   // Indentation of the if statement.
   unsigned col = sm.getPresumedColumnNumber(sm.getFileLoc(p.guard->getBeginLoc()));
@@ -543,10 +625,30 @@ llvm::Error TileShared::apply(TransformContext &ctx, Target t, const PlanStep &s
   std::string a = "cudal1_tileA", b = "cudal1_tileB";
   std::string prod = p.rowFirst ? a + "[threadIdx.y][cudal1_k] * " + b + "[cudal1_k][threadIdx.x]"
                                 : b + "[cudal1_k][threadIdx.x] * " + a + "[threadIdx.y][cudal1_k]";
+  if (!p.dot.plainProduct)
+    prod = summandWith(ast, p, a + "[threadIdx.y][cudal1_k]", b + "[cudal1_k][threadIdx.x]");
+  std::string target = p.inPlace ? spelled(ast, p.dot.target) : "";
   std::string s;
   s += "{ // tile-shared(tile=" + T + "): " + T + "x" + T +
        " tiles of both operands in shared memory\n";
-  s += in2 + spelled(ast, p.accDecl) + "\n";
+  if (p.inPlace) {
+    // The element's sum lives in a register: the statements before the
+    // loop run first, then the register starts from the element's value.
+    std::string tc =
+        p.dot.target->getType().getUnqualifiedType().getAsString(PrintingPolicy(ast.getLangOpts()));
+    s += in2 + tc + " " + acc + " = " + tc + "(0);\n";
+    s += in2 + "if (" + spelled(ast, p.guard->getCond()) + ") {\n";
+    for (const Stmt *r : p.pre) {
+      std::string text = spelled(ast, r);
+      if (!isa<CompoundStmt>(r) && !isa<IfStmt>(r) && !isa<ForStmt>(r) && !isa<WhileStmt>(r) &&
+          (text.empty() || text.back() != ';'))
+        text += ";";
+      s += in3 + text + "\n";
+    }
+    s += in3 + acc + " = " + target + ";\n" + in2 + "}\n";
+  } else {
+    s += in2 + spelled(ast, p.accDecl) + "\n";
+  }
   s += in2 + "__shared__ " + ta + " " + a + "[" + T + "][" + T + "];\n";
   s += in2 + "__shared__ " + tb + " " + b + "[" + T + "][" + T + "];\n";
   s += in2 + "for (int cudal1_t = 0; cudal1_t < " + bound + "; cudal1_t += " + T + ") {\n";
@@ -561,6 +663,8 @@ llvm::Error TileShared::apply(TransformContext &ctx, Target t, const PlanStep &s
   s += in4 + acc + " += " + prod + ";\n";
   s += in3 + "__syncthreads();\n" + in2 + "}\n";
   s += in2 + "if (" + spelled(ast, p.guard->getCond()) + ") {\n";
+  if (p.inPlace)
+    s += in3 + target + " = " + acc + ";\n";
   for (const Stmt *r : p.rest) {
     std::string text = spelled(ast, r);
     if (!isa<CompoundStmt>(r) && !isa<IfStmt>(r) && !isa<ForStmt>(r) && !isa<WhileStmt>(r) &&
@@ -591,8 +695,7 @@ void TileShared::applyRegisterBlocking(TransformContext &ctx, Target t, unsigned
   const VarDecl *accVar = cast<VarDecl>(p.accDecl->getSingleDecl());
   std::string acc = accVar->getNameAsString(),
               accType = accVar->getType().getUnqualifiedType().getAsString(pp);
-  std::string kName =
-      cast<VarDecl>(cast<DeclStmt>(p.loop->getInit())->getSingleDecl())->getNameAsString();
+  std::string kName = p.dot.counter->getNameAsString();
   std::string bound = spelled(ast, p.bound);
   std::string ty = "cudal1_ty", bdy = T + "u";
   auto sub = [&](const Stmt *st) { return substituted(ast, st, ty, bdy); };
@@ -642,6 +745,8 @@ void TileShared::applyRegisterBlocking(TransformContext &ctx, Target t, unsigned
   std::string prod = p.rowFirst
                          ? a + "[threadIdx.y + " + S + " * cudal1_i][cudal1_k] * cudal1_b"
                          : "cudal1_b * " + a + "[threadIdx.y + " + S + " * cudal1_i][cudal1_k]";
+  if (!p.dot.plainProduct)
+    prod = summandWith(ast, p, a + "[threadIdx.y + " + S + " * cudal1_i][cudal1_k]", "cudal1_b");
   std::string s;
   s += "{ // tile-shared(tile=" + T + ", rb=" + R + "): " + T + "x" + T +
        " tiles in shared memory; " + T + "x" + S + " threads, each computing " + R +
