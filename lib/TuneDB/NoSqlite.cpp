@@ -25,6 +25,7 @@ TuneDB::~TuneDB() = default;
 
 #define CUDAL1_NO_TUNEDB llvm_unreachable("no TuneDB can be opened without SQLite")
 int TuneDB::schemaVersion() const { CUDAL1_NO_TUNEDB; }
+std::vector<std::string> TuneDB::migrationRemarks() const { CUDAL1_NO_TUNEDB; }
 StringRef TuneDB::path() const { CUDAL1_NO_TUNEDB; }
 Expected<int64_t> TuneDB::recordMeasurement(const MeasurementRow &) { CUDAL1_NO_TUNEDB; }
 Expected<std::vector<int64_t>> TuneDB::recordMeasurements(ArrayRef<MeasurementRow>) {

@@ -113,6 +113,8 @@ CREATE VIEW measurements_view AS
   JOIN kernels k ON k.id = v.kernel_id JOIN plans p ON p.id = v.plan_id
   JOIN gpus g ON g.id = m.gpu_id;
 )sql"},
+    {2, "plan texts in the canonical printer's form",
+     "-- The plans table is rewritten by the canonical-plans step.", kMigrationCanonicalPlans},
 };
 #undef CUDAL1_NOW
 } // namespace

@@ -2,6 +2,7 @@
 // write one BEGIN IMMEDIATE transaction retried while another process holds
 // the lock (docs/TuneDB.md says why each setting is what it is).
 #include "cudal1/TuneDB/TuneDB.h"
+#include "cudal1/Rewrite/Plan.h"
 
 #include "llvm/Support/JSON.h"
 
@@ -199,6 +200,8 @@ struct TuneDB::Impl {
   Clock::time_point deadline = Clock::time_point::max();
   int version = 0;
   DenseMap<const char *, sqlite3_stmt *> statements;
+  /// What the migrations run by this connection had to say.
+  std::vector<std::string> remarks;
 
   static int onProgress(void *self) {
     return Clock::now() > static_cast<Impl *>(self)->deadline ? 1 : 0;
@@ -280,6 +283,8 @@ struct TuneDB::Impl {
   Error withWrite(function_ref<Error()> body);
   Error checkTables();
   Error migrate(ArrayRef<Migration> migrations);
+  /// The kMigrationCanonicalPlans step; inside migrate's transaction.
+  Error canonicalizePlans();
   Expected<int64_t> rowId(const char *insert, const char *select,
                           function_ref<void(sqlite3_stmt *)> bind);
   Expected<int64_t> kernelId(StringRef key, StringRef name);
@@ -403,6 +408,7 @@ Error TuneDB::Impl::withWrite(function_ref<Error()> body) {
 Error TuneDB::Impl::migrate(ArrayRef<Migration> migrations) {
   int target = int(migrations.size());
   return withWrite([&]() -> Error {
+    remarks.clear(); // a retry starts over
     // Another process may have migrated since this one looked.
     Expected<int64_t> v = pragmaInt("PRAGMA user_version");
     if (!v)
@@ -418,6 +424,12 @@ Error TuneDB::Impl::migrate(ArrayRef<Migration> migrations) {
       if (Error e = exec(m.sql, "migrating from schema version " + Twine(from) + " to " +
                                     Twine(from + 1) + " (" + m.summary + ")"))
         return e;
+      if (m.code && StringRef(m.code) == kMigrationCanonicalPlans) {
+        if (Error e = canonicalizePlans())
+          return e;
+      } else if (m.code) {
+        return invalid("migration " + Twine(from) + " names an unknown step '" + m.code + "'");
+      }
     }
     if (version == target)
       return Error::success();
@@ -428,6 +440,110 @@ Error TuneDB::Impl::migrate(ArrayRef<Migration> migrations) {
     version = target;
     return Error::success();
   });
+}
+
+Error TuneDB::Impl::canonicalizePlans() {
+  // One statement at a time, all in the caller's write transaction: a
+  // failure leaves the file at its old version with its old texts.
+  auto run = [&](const char *sql, std::initializer_list<int64_t> ints,
+                 const std::string &text = "") -> Expected<std::vector<int64_t>> {
+    sqlite3_stmt *st = nullptr;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &st, nullptr);
+    if (rc != SQLITE_OK)
+      return fail(rc, "migrating plan texts");
+    auto finalize = make_scope_exit([&] { sqlite3_finalize(st); });
+    int i = 1;
+    for (int64_t v : ints)
+      sqlite3_bind_int64(st, i++, v);
+    if (!text.empty())
+      sqlite3_bind_text(st, i, text.data(), int(text.size()), SQLITE_TRANSIENT);
+    std::vector<int64_t> out;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+      out.push_back(sqlite3_column_int64(st, 0));
+    if (rc != SQLITE_DONE)
+      return fail(rc, "migrating plan texts");
+    return out;
+  };
+  std::vector<std::pair<int64_t, std::string>> plans;
+  {
+    sqlite3_stmt *st = nullptr;
+    int rc = sqlite3_prepare_v2(db, "SELECT id, text FROM plans ORDER BY id", -1, &st, nullptr);
+    if (rc != SQLITE_OK)
+      return fail(rc, "migrating plan texts");
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+      plans.push_back({sqlite3_column_int64(st, 0), columnText(st, 1)});
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+      return fail(rc, "migrating plan texts");
+  }
+  unsigned unparsed = 0, rewritten = 0, merged = 0;
+  std::string firstUnparsed;
+  for (const auto &[id, text] : plans) {
+    if (text.empty())
+      continue; // the original
+    Expected<Plan> plan = parsePlan(text);
+    if (!plan) {
+      consumeError(plan.takeError());
+      if (!unparsed++)
+        firstUnparsed = text;
+      continue;
+    }
+    std::string canonical = printPlan(*plan);
+    if (canonical == text)
+      continue;
+    Expected<std::vector<int64_t>> same =
+        run("SELECT id FROM plans WHERE text = ?1", {}, canonical);
+    if (!same)
+      return same.takeError();
+    if (same->empty()) {
+      if (Expected<std::vector<int64_t>> r =
+              run("UPDATE plans SET text = ?2 WHERE id = ?1", {id}, canonical);
+          !r)
+        return r.takeError();
+      ++rewritten;
+      continue;
+    }
+    // Another spelling of a plan already stored: its variants (and their
+    // measurements) and best choices move to that row.
+    int64_t into = same->front();
+    Expected<std::vector<int64_t>> variants =
+        run("SELECT id FROM variants WHERE plan_id = ?1", {id});
+    if (!variants)
+      return variants.takeError();
+    for (int64_t v : *variants) {
+      Expected<std::vector<int64_t>> twin =
+          run("SELECT w.id FROM variants v JOIN variants w ON w.kernel_id = v.kernel_id "
+              "AND w.plan_id = ?2 WHERE v.id = ?1",
+              {v, into});
+      if (!twin)
+        return twin.takeError();
+      Expected<std::vector<int64_t>> r =
+          twin->empty() ? run("UPDATE variants SET plan_id = ?2 WHERE id = ?1", {v, into})
+                        : run("UPDATE measurements SET variant_id = ?2 WHERE variant_id = ?1",
+                              {v, twin->front()});
+      if (!r)
+        return r.takeError();
+      if (!twin->empty())
+        if (Expected<std::vector<int64_t>> d = run("DELETE FROM variants WHERE id = ?1", {v}); !d)
+          return d.takeError();
+    }
+    if (Expected<std::vector<int64_t>> r =
+            run("UPDATE best SET plan_id = ?2 WHERE plan_id = ?1", {id, into});
+        !r)
+      return r.takeError();
+    if (Expected<std::vector<int64_t>> r = run("DELETE FROM plans WHERE id = ?1", {id}); !r)
+      return r.takeError();
+    ++merged;
+  }
+  if (rewritten || merged)
+    remarks.push_back("tuning database '" + path + "': " + std::to_string(rewritten + merged) +
+                      " plan text(s) rewritten in the canonical form (" + std::to_string(merged) +
+                      " merged into an equal plan)");
+  if (unparsed)
+    remarks.push_back("tuning database '" + path + "': " + std::to_string(unparsed) +
+                      " plan text(s) do not parse and were left as they are (the first: '" +
+                      firstUnparsed + "')");
+  return Error::success();
 }
 
 Error TuneDB::Impl::checkTables() {
@@ -467,6 +583,8 @@ TuneDB::TuneDB(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
 TuneDB::TuneDB(TuneDB &&) noexcept = default;
 TuneDB &TuneDB::operator=(TuneDB &&) noexcept = default;
 TuneDB::~TuneDB() = default;
+
+std::vector<std::string> TuneDB::migrationRemarks() const { return impl->remarks; }
 
 int TuneDB::schemaVersion() const { return impl->version; }
 StringRef TuneDB::path() const { return impl->path; }

@@ -18,7 +18,16 @@ struct Migration {
   int from;
   const char *summary;
   const char *sql;
+  /// A step SQL cannot do, run after `sql` in the same transaction; one of
+  /// the kMigration* names below, or null.
+  const char *code = nullptr;
 };
+
+/// Rewrites every stored plan text to the canonical printer's form
+/// (printPlan): the old `@k: a; @k: b` and other spellings of one plan
+/// become one row, their variants and best choices merged into it. A text
+/// that does not parse is left as it is and counted in a remark.
+constexpr const char *kMigrationCanonicalPlans = "canonical-plans";
 
 /// The migrations of this build, in order; the last one gives
 /// tuneDBSchemaVersion().

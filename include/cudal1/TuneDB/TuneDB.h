@@ -189,6 +189,10 @@ public:
                                                          int featureVersion);
 
   int schemaVersion() const;
+  /// What the migrations that this open ran had to say (plan texts
+  /// rewritten, texts left alone because they do not parse); empty when
+  /// none ran.
+  std::vector<std::string> migrationRemarks() const;
   llvm::StringRef path() const;
 
 private:

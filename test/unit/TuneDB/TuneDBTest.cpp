@@ -526,6 +526,59 @@ void makeFrozen(const std::string &path, int version) {
           "VALUES (1, 1, '*', 'ok', 1.5, '2026-01-01T00:00:00Z');");
 }
 
+TEST_F(TuneDBTest, PlanTextsMigrateToTheCanonicalForm) {
+  // A schema-2 file as older cudal1s wrote it: the old planText form
+  // (`@k: a; @k: b`) beside the canonical text of the same plan, other
+  // spacing, a text that is no plan, and the original.
+  std::string path = file("old.db");
+  execSql(path, readFile(std::string(TUNEDB_INPUTS) + "/schema-v2.sql"));
+  execSql(path,
+          "INSERT INTO kernels(key, name) VALUES ('k#1', 'k'), ('k#2', 'k2');"
+          "INSERT INTO plans(text) VALUES ('@k: coalesce; @k: restrict'),"
+          " ('@k: coalesce; restrict'), ('coalesce ;restrict'), ('not a plan (('), ('');"
+          "INSERT INTO gpus(name, arch) VALUES ('NVIDIA H200', 'sm_90');"
+          "INSERT INTO variants(kernel_id, plan_id) VALUES (1, 1), (1, 2), (2, 1), (1, 3), (1, 4),"
+          " (1, 5);"
+          "INSERT INTO measurements(variant_id, gpu_id, shape, outcome, speedup, measured_at) "
+          "VALUES (1, 1, '*', 'ok', 1.5, '2026-01-01T00:00:00Z'),"
+          " (2, 1, '*', 'ok', 1.4, '2026-01-01T00:00:01Z'),"
+          " (3, 1, '*', 'wrong', NULL, '2026-01-01T00:00:02Z'),"
+          " (4, 1, '*', 'ok', 1.1, '2026-01-01T00:00:03Z'),"
+          " (5, 1, '*', 'crash', NULL, '2026-01-01T00:00:04Z'),"
+          " (6, 1, '*', 'ok', 1.0, '2026-01-01T00:00:05Z');"
+          "INSERT INTO best(kernel_id, gpu_id, shape, plan_id, measurement_id, speedup_lo, "
+          "chosen_at) VALUES (1, 1, '*', 1, 1, 1.4, '2026-01-01T00:00:06Z');");
+  llvm::Expected<TuneDB> db = TuneDB::open(path);
+  ASSERT_TRUE(bool(db)) << errorOf(std::move(db));
+  EXPECT_EQ(db->schemaVersion(), tuneDBSchemaVersion());
+  std::vector<std::string> remarks = db->migrationRemarks();
+  ASSERT_EQ(remarks.size(), 2u);
+  EXPECT_NE(remarks[0].find("2 plan text(s) rewritten in the canonical form (1 merged"),
+            std::string::npos)
+      << remarks[0];
+  EXPECT_NE(remarks[1].find("1 plan text(s) do not parse and were left as they are (the "
+                            "first: 'not a plan ((')"),
+            std::string::npos)
+      << remarks[1];
+  EXPECT_EQ(query(path, "SELECT group_concat(text, '|') FROM (SELECT text FROM plans ORDER BY "
+                        "text)"),
+            "|@k: coalesce; restrict|coalesce; restrict|not a plan ((");
+  // Nothing measured is lost: k's two spellings are one variant now.
+  EXPECT_EQ(count(path, "measurements"), 6);
+  EXPECT_EQ(count(path, "variants"), 5);
+  EXPECT_EQ(query(path, "SELECT count(*) FROM measurements_view WHERE kernel_key = 'k#1' AND "
+                        "plan = '@k: coalesce; restrict'"),
+            "2");
+  EXPECT_EQ(query(path, "SELECT plan FROM measurements_view WHERE kernel_key = 'k#2'"),
+            "@k: coalesce; restrict");
+  EXPECT_EQ(query(path, "SELECT plan FROM best_view"), "@k: coalesce; restrict");
+  EXPECT_EQ(query(path, "PRAGMA foreign_key_check"), "");
+  // Opening again migrates nothing.
+  db = TuneDB::open(path);
+  ASSERT_TRUE(bool(db));
+  EXPECT_TRUE(db->migrationRemarks().empty());
+}
+
 TEST_F(TuneDBTest, FrozenSchemasMigrateToTheCurrentOne) {
   // Every shipped version, migrated, has exactly the fresh schema: a schema
   // edit without a migration (or a migration that differs) fails here.
