@@ -44,16 +44,6 @@ struct Product {
   unsigned rowAxis = 1, colAxis = 0; ///< the grid dimensions of rows and columns
 };
 
-/// The integer parameter of `fd` named `name` (the normalized side of a
-/// guard that is a parameter is its name), or null.
-const ParmVarDecl *integerParam(const FunctionDecl *fd, llvm::StringRef name) {
-  const ParmVarDecl *found = nullptr;
-  for (const ParmVarDecl *pv : fd->parameters())
-    if (pv->getName() == name && pv->getType()->isIntegerType())
-      found = pv;
-  return found;
-}
-
 const ParmVarDecl *paramOf(const Expr *e) {
   if (auto *dre = dyn_cast<DeclRefExpr>(e->IgnoreParenImpCasts()))
     return dyn_cast<ParmVarDecl>(dre->getDecl());
@@ -64,42 +54,6 @@ const VarDecl *varOf(const Expr *e) {
   if (auto *dre = dyn_cast<DeclRefExpr>(e->IgnoreParenImpCasts()))
     return dyn_cast<VarDecl>(dre->getDecl());
   return nullptr;
-}
-
-/// Whether evaluating `s` may read memory, call a function (the
-/// threadIdx/blockIdx builtins' property getters excepted) or assign.
-bool hasMemoryAccess(const Stmt *s) {
-  bool found = false;
-  forEachStmt(s, [&](const Stmt *x) {
-    if (auto *bo = dyn_cast<BinaryOperator>(x); bo && bo->isAssignmentOp())
-      found = true;
-    if (auto *uo = dyn_cast<UnaryOperator>(x); uo && uo->isIncrementDecrementOp())
-      found = true;
-    if (auto *ce = dyn_cast<CallExpr>(x)) {
-      const FunctionDecl *f = ce->getDirectCallee();
-      if (!f || !f->getName().starts_with("__fetch_builtin_"))
-        found = true;
-    } else if (isa<ArraySubscriptExpr>(x) ||
-               (isa<UnaryOperator>(x) && cast<UnaryOperator>(x)->getOpcode() == UO_Deref)) {
-      found = true;
-    }
-  });
-  return found;
-}
-
-/// The number of `&&`-joined comparisons `a < b` in a condition, or -1 when
-/// any conjunct is something else (the analysis' guards list only the
-/// conditions that bound thread ids; a flag would slip past them).
-int lessThanConjuncts(const Expr *e) {
-  e = e->IgnoreParenImpCasts();
-  auto *bo = dyn_cast<BinaryOperator>(e);
-  if (!bo)
-    return -1;
-  if (bo->getOpcode() == BO_LAnd) {
-    int l = lessThanConjuncts(bo->getLHS()), r = lessThanConjuncts(bo->getRHS());
-    return l < 0 || r < 0 ? -1 : l + r;
-  }
-  return bo->getOpcode() == BO_LT ? 1 : -1;
 }
 
 /// Finds the product in kernel `kernel` (Idioms.h) and checks what cuBLAS
@@ -144,7 +98,7 @@ std::string match(TransformContext &ctx, unsigned kernel, Product &p) {
   return "";
 }
 
-/// A recognized atomic sum: `if (gX < n) atomicAdd(out, f(x[gX]))`.
+/// A recognized sum (Idioms.h) and the CUB transform that computes it.
 struct Sum {
   const ParmVarDecl *x = nullptr, *out = nullptr, *n = nullptr;
   std::string outType;
@@ -152,234 +106,22 @@ struct Sum {
   long long tree = 0;    ///< block tree reduction: its shared array's size
 };
 
-std::string stripped(ASTContext &ast, const Expr *e);
-
-/// The block tree reduction with one atomic per block (l1_sum_atomic):
-///   __shared__ T cache[S]; [int tid = threadIdx.x;] int i = GLOBAL-ID;
-///   cache[tid] = (i < n) ? x[i] : 0; __syncthreads();
-///   for (int s = blockDim.x / 2; s > 0; s /= 2 | s >>= 1) {
-///     if (tid < s) cache[tid] += cache[tid + s]; __syncthreads(); }
-///   if (tid == 0) atomicAdd(out, cache[0]);
-/// compared statement by statement as text (spaces and parentheses aside),
-/// with x read at the global id by the analysis. The block size is checked
-/// at the launch (a power of two, at most S).
-std::string matchTreeSum(TransformContext &ctx, unsigned kernel, Sum &p) {
-  ASTContext &ast = ctx.unit.ast();
-  const FunctionDecl *fd = ctx.unit.kernelDecl(kernel);
-  const Kernel &km = ctx.model().kernels[kernel];
-  const char *shape = "not a GEMM/GEMV, an atomic sum or the block tree sum with one atomicAdd "
-                      "per block";
-  auto *body = dyn_cast_or_null<CompoundStmt>(fd->getBody());
-  if (!body || km.atomics.size() != 1 || km.loops.size() != 1 || km.shared.size() != 1)
-    return shape;
-  std::vector<const Stmt *> st(body->body_begin(), body->body_end());
-  if (st.size() != 6 && st.size() != 7)
-    return shape;
-  auto text = [&](const Stmt *x) { return isa<Expr>(x) ? stripped(ast, cast<Expr>(x)) : ""; };
-  auto declOf = [&](const Stmt *x) -> const VarDecl * {
-    auto *ds = dyn_cast<DeclStmt>(x);
-    return ds && ds->isSingleDecl() ? dyn_cast<VarDecl>(ds->getSingleDecl()) : nullptr;
-  };
-  // 1. The shared array.
-  const VarDecl *cache = declOf(st[0]);
-  const auto *arr = cache ? ast.getAsConstantArrayType(cache->getType()) : nullptr;
-  if (!cache || !cache->hasAttr<CUDASharedAttr>() || !arr)
-    return shape;
-  p.tree = arr->getSize().getSExtValue();
-  p.outType = arr->getElementType().getUnqualifiedType().getCanonicalType().getAsString();
-  // 2. tid and i.
-  size_t at = 1;
-  std::string tid = "threadIdx.x";
-  if (st.size() == 7) {
-    const VarDecl *t = declOf(st[at++]);
-    if (!t || !t->getType()->isIntegerType() || !t->hasInit() ||
-        stripped(ast, t->getInit()) != "threadIdx.x")
-      return shape;
-    tid = t->getName().str();
+std::string fromIdiom(const std::string &why, const SumIdiom &s, Sum &p) {
+  if (why.empty()) {
+    p.x = s.x, p.out = s.out, p.n = s.n, p.outType = s.outType, p.tree = s.tree;
+    p.transform = s.square ? "Cudal1Square" : "Cudal1AsOut";
   }
-  const VarDecl *i = declOf(st[at++]);
-  if (!i || !i->getType()->isIntegerType() || !i->hasInit())
-    return shape;
-  std::string gid = stripped(ast, i->getInit());
-  if (gid != "blockIdx.x*blockDim.x+threadIdx.x" && gid != "threadIdx.x+blockIdx.x*blockDim.x" &&
-      gid != "blockDim.x*blockIdx.x+threadIdx.x")
-    return shape;
-  std::string c = cache->getName().str(), iv = i->getName().str();
-  // 3. The load: cache[tid] = (i < n) ? x[i] : 0.
-  auto *load = dyn_cast<BinaryOperator>(st[at++]);
-  auto *cond =
-      load ? dyn_cast<ConditionalOperator>(load->getRHS()->IgnoreParenImpCasts()) : nullptr;
-  if (!load || load->getOpcode() != BO_Assign || !cond ||
-      text(load->getLHS()) != c + "[" + tid + "]")
-    return shape;
-  auto *lt = dyn_cast<BinaryOperator>(cond->getCond()->IgnoreParenImpCasts());
-  auto *xi = dyn_cast<ArraySubscriptExpr>(cond->getTrueExpr()->IgnoreParenImpCasts());
-  Expr::EvalResult zero;
-  if (!lt || lt->getOpcode() != BO_LT || text(lt->getLHS()) != iv || !xi ||
-      text(xi->getIdx()) != iv || !cond->getFalseExpr()->EvaluateAsRValue(zero, ast) ||
-      !((zero.Val.isFloat() && zero.Val.getFloat().isZero()) ||
-        (zero.Val.isInt() && zero.Val.getInt() == 0)))
-    return shape;
-  p.n = paramOf(lt->getRHS());
-  p.x = paramOf(xi->getBase());
-  if (!p.n || !p.n->getType()->isIntegerType() || !p.x || !p.x->getType()->isPointerType())
-    return shape;
-  // 4. __syncthreads(); the loop; the atomic.
-  auto isBarrier = [&](const Stmt *x) {
-    auto *ce = dyn_cast<CallExpr>(x);
-    return ce && calleeName(ce) == "__syncthreads" && ce->getNumArgs() == 0;
-  };
-  if (!isBarrier(st[at++]))
-    return shape;
-  auto *loop = dyn_cast<ForStmt>(st[at++]);
-  const VarDecl *sv = loop && loop->getInit() ? declOf(loop->getInit()) : nullptr;
-  auto *lb = loop ? dyn_cast<CompoundStmt>(loop->getBody()) : nullptr;
-  if (!sv || !sv->hasInit() || stripped(ast, sv->getInit()) != "blockDim.x/2" || !loop->getCond() ||
-      text(loop->getCond()) != sv->getName().str() + ">0" || !loop->getInc() || !lb ||
-      lb->size() != 2)
-    return shape;
-  std::string sn = sv->getName().str(), inc = text(loop->getInc());
-  if (inc != sn + "/=2" && inc != sn + ">>=1")
-    return shape;
-  auto *add = dyn_cast<IfStmt>(lb->body_front());
-  if (!add || add->getElse() || text(add->getCond()) != tid + "<" + sn ||
-      !isa<Expr>(add->getThen()) ||
-      text(cast<Expr>(add->getThen())) != c + "[" + tid + "]+=" + c + "[" + tid + "+" + sn + "]" ||
-      !isBarrier(lb->body_back()))
-    return shape;
-  auto *fin = dyn_cast<IfStmt>(st[at++]);
-  auto *call = fin && !fin->getElse() ? dyn_cast<CallExpr>(fin->getThen()) : nullptr;
-  if (!fin || text(fin->getCond()) != tid + "==0" || !call || calleeName(call) != "atomicAdd" ||
-      call->getNumArgs() != 2 || text(call->getArg(1)) != c + "[0]")
-    return shape;
-  p.out = paramOf(call->getArg(0));
-  if (!p.out || !p.out->getType()->isPointerType() ||
-      p.out->getType()->getPointeeType().getUnqualifiedType().getCanonicalType().getAsString() !=
-          p.outType)
-    return "the block sum's shared array and target have different types";
-  if (p.out == p.x)
-    return "the sum's input is also its target";
-  // 5. The analysis reads x at the global id.
-  IndexSpace space(ctx.mlir);
-  auto gx = space.parse("blockIdx.x * blockDim.x + threadIdx.x");
-  for (const MemAccess &m : km.accesses)
-    if (m.param == p.x->getName()) {
-      auto e = space.parse(m.normalized);
-      if (!e || !sameFunction(*e, *gx, space))
-        return "the summand does not read x at the global thread id";
-    } else if (m.param != p.out->getName() || !m.atomic) {
-      return "the kernel has other global accesses than the sum's";
-    }
-  p.transform = "Cudal1AsOut";
-  return "";
+  return why;
+}
+
+std::string matchTreeSum(TransformContext &ctx, unsigned kernel, Sum &p) {
+  SumIdiom s;
+  return fromIdiom(recognizeTreeSum(ctx.unit, kernel, ctx.mlir, s), s, p);
 }
 
 std::string matchSum(TransformContext &ctx, unsigned kernel, Sum &p) {
-  const FunctionDecl *fd = ctx.unit.kernelDecl(kernel);
-  const Kernel &km = ctx.model().kernels[kernel];
-  const char *shape = "not a GEMM/GEMV or the canonical atomic sum 'int i = blockIdx.x * "
-                      "blockDim.x + threadIdx.x; if (i < n) atomicAdd(out, x[i]);'";
-  auto *body = dyn_cast_or_null<CompoundStmt>(fd->getBody());
-  if (!body || body->body_empty())
-    return shape;
-  if (!km.barriers.empty() || !km.shared.empty() || !km.loops.empty() || km.atomics.size() != 1 ||
-      usesWarpIntrinsics(fd))
-    return shape;
-  const IfStmt *guard = nullptr;
-  for (const Stmt *s : body->body()) {
-    if (guard)
-      return shape;
-    if (auto *ds = dyn_cast<DeclStmt>(s)) {
-      for (const Decl *d : ds->decls()) {
-        auto *vd = dyn_cast<VarDecl>(d);
-        if (!vd || !vd->getType()->isIntegerType() || !vd->hasInit() ||
-            hasMemoryAccess(vd->getInit()))
-          return shape;
-      }
-      continue;
-    }
-    guard = dyn_cast<IfStmt>(s);
-    if (!guard || guard->getElse() || guard->getInit() || guard->getConditionVariable() ||
-        hasMemoryAccess(guard->getCond()))
-      return shape;
-  }
-  if (!guard)
-    return shape;
-  if (lessThanConjuncts(guard->getCond()) != 1)
-    return "the bounds check must be one comparison 'i < n'";
-  const Stmt *then = guard->getThen();
-  if (auto *cs = dyn_cast<CompoundStmt>(then); cs && cs->size() == 1)
-    then = cs->body_front();
-  auto *call = dyn_cast<CallExpr>(then);
-  if (!call || calleeName(call) != "atomicAdd" || call->getNumArgs() != 2)
-    return shape;
-  p.out = paramOf(call->getArg(0));
-  if (!p.out || !p.out->getType()->isPointerType())
-    return "the atomic sum's target must be a pointer parameter";
-  p.outType =
-      p.out->getType()->getPointeeType().getUnqualifiedType().getCanonicalType().getAsString();
-  // f(x[i]): x[i], (T)x[i] or x[i] * x[i].
-  const Expr *v = call->getArg(1)->IgnoreParenImpCasts();
-  p.transform = "Cudal1AsOut";
-  if (auto *c = dyn_cast<ExplicitCastExpr>(v)) {
-    if (c->getType().getUnqualifiedType().getCanonicalType().getAsString() != p.outType)
-      return "the summand is cast to another type than the target's";
-    v = c->getSubExpr()->IgnoreParenImpCasts();
-  }
-  std::vector<const ArraySubscriptExpr *> reads;
-  if (auto *m = dyn_cast<BinaryOperator>(v); m && m->getOpcode() == BO_Mul) {
-    auto *l = dyn_cast<ArraySubscriptExpr>(m->getLHS()->IgnoreParenImpCasts());
-    auto *r = dyn_cast<ArraySubscriptExpr>(m->getRHS()->IgnoreParenImpCasts());
-    if (!l || !r)
-      return shape;
-    reads = {l, r};
-    p.transform = "Cudal1Square";
-  } else if (auto *a = dyn_cast<ArraySubscriptExpr>(v)) {
-    reads = {a};
-  } else {
-    return "the summand must be x[i], (T)x[i] or x[i] * x[i]";
-  }
-  p.x = paramOf(reads[0]->getBase());
-  for (const ArraySubscriptExpr *r : reads)
-    if (!p.x || paramOf(r->getBase()) != p.x || !p.x->getType()->isPointerType() ||
-        hasMemoryAccess(r->getIdx()))
-      return "the summand must read one pointer parameter at a plain index";
-  if (p.x == p.out)
-    return "the sum's input is also its target";
-  // The model: x read at the global id, the target at index 0, nothing else.
-  if (km.accesses.size() != reads.size() + 2)
-    return "the kernel has other global accesses than the sum's";
-  IndexSpace space(ctx.mlir);
-  auto gx = space.parse("blockIdx.x * blockDim.x + threadIdx.x");
-  const ParmVarDecl *bound = nullptr;
-  for (const MemAccess &m : km.accesses) {
-    auto e = space.parse(m.normalized);
-    if (!e || usesOpaque(*e, space))
-      return "the analysis cannot read index '" + m.index + "'";
-    if (m.param == p.out->getName() && m.atomic) {
-      if (!sameFunction(*e, *space.parse("0"), space))
-        return "the atomic target is not out[0]";
-      continue;
-    }
-    if (m.param != p.x->getName() || m.kind != AccessKind::Read || !sameFunction(*e, *gx, space))
-      return "the summand does not read x at the global thread id";
-    if (m.guards.size() != 1)
-      return "the bounds check must be one comparison 'i < n'";
-    const Guard &g = m.guards[0];
-    auto lhs = g.op == GuardOp::LT ? space.parse(g.lhs) : std::nullopt;
-    const ParmVarDecl *b = g.op == GuardOp::LT ? integerParam(fd, g.rhs) : nullptr;
-    if (!lhs || !b || !sameFunction(*lhs, *gx, space) || (bound && bound != b))
-      return "bound check '" + g.str() + "' is not 'global id < parameter'";
-    bound = b;
-  }
-  p.n = bound;
-  if (!p.n)
-    return shape;
-  static const char *types[] = {"float",        "double",    "int",
-                                "unsigned int", "long long", "unsigned long long"};
-  if (std::find(std::begin(types), std::end(types), p.outType) == std::end(types))
-    return "the sum's type is " + p.outType;
-  return "";
+  SumIdiom s;
+  return fromIdiom(recognizeAtomicSum(ctx.unit, kernel, ctx.mlir, s), s, p);
 }
 
 /// The value of a compile-time integer: a literal, a const variable, or a
@@ -420,15 +162,6 @@ const Expr *dimComponent(const Expr *cfg, unsigned d) {
     return nullptr; // defaulted: 1
   }
   return d == 0 ? s : nullptr;
-}
-
-std::string stripped(ASTContext &ast, const Expr *e) {
-  std::string s = spelled(ast, e->IgnoreParenImpCasts());
-  std::string out;
-  for (char c : s)
-    if (c != ' ' && c != '(' && c != ')')
-      out += c;
-  return out;
 }
 
 /// The launch argument bound to a kernel parameter.

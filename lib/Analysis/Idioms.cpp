@@ -724,6 +724,306 @@ std::string cudal1::recognizeGemm(const ParsedUnit &cu, unsigned kernel, mlir::M
          "thread ids";
 }
 
+// --- sums ---------------------------------------------------------------------
+
+namespace {
+
+/// `e` reads the CUDA builtin `var.member` (threadIdx.x, blockDim.x).
+bool isBuiltin(const Expr *e, StringRef var, StringRef member) {
+  e = e->IgnoreParenImpCasts();
+  if (auto *po = dyn_cast<PseudoObjectExpr>(e))
+    e = po->getSyntacticForm()->IgnoreParenImpCasts();
+  auto *mp = dyn_cast<MSPropertyRefExpr>(e);
+  if (!mp)
+    return false;
+  const Expr *base = mp->getBaseExpr()->IgnoreParenImpCasts();
+  if (auto *ove = dyn_cast<OpaqueValueExpr>(base); ove && ove->getSourceExpr())
+    base = ove->getSourceExpr()->IgnoreParenImpCasts();
+  auto *dre = dyn_cast<DeclRefExpr>(base);
+  StringRef m = mp->getPropertyDecl()->getName();
+  return dre && dre->getDecl()->getName() == var &&
+         (m == member || m == ("__fetch_builtin_" + member).str());
+}
+
+std::optional<int64_t> intValue(ASTContext &ast, const Expr *e) {
+  Expr::EvalResult r;
+  if (e->isValueDependent() || !e->EvaluateAsInt(r, ast))
+    return std::nullopt;
+  return r.Val.getInt().getExtValue();
+}
+
+/// blockIdx.x * blockDim.x + threadIdx.x, the factors and terms in any order.
+bool isGlobalIdX(const Expr *e) {
+  auto *add = dyn_cast<BinaryOperator>(e->IgnoreParenImpCasts());
+  if (!add || add->getOpcode() != BO_Add)
+    return false;
+  auto product = [](const Expr *x) {
+    auto *m = dyn_cast<BinaryOperator>(x->IgnoreParenImpCasts());
+    return m && m->getOpcode() == BO_Mul &&
+           ((isBuiltin(m->getLHS(), "blockIdx", "x") && isBuiltin(m->getRHS(), "blockDim", "x")) ||
+            (isBuiltin(m->getLHS(), "blockDim", "x") && isBuiltin(m->getRHS(), "blockIdx", "x")));
+  };
+  return (product(add->getLHS()) && isBuiltin(add->getRHS(), "threadIdx", "x")) ||
+         (product(add->getRHS()) && isBuiltin(add->getLHS(), "threadIdx", "x"));
+}
+
+std::string calleeOf(const CallExpr *ce) {
+  const FunctionDecl *f = ce->getDirectCallee();
+  return f && f->getIdentifier() ? f->getName().str() : "";
+}
+
+const ParmVarDecl *integerParamNamed(const FunctionDecl *fd, StringRef name) {
+  const ParmVarDecl *found = nullptr;
+  for (const ParmVarDecl *pv : fd->parameters())
+    if (pv->getName() == name && pv->getType()->isIntegerType())
+      found = pv;
+  return found;
+}
+
+} // namespace
+
+std::string cudal1::recognizeTreeSum(const ParsedUnit &cu, unsigned kernel, mlir::MLIRContext &mctx,
+                                     SumIdiom &p) {
+  ParsedUnit &u = const_cast<ParsedUnit &>(cu);
+  ASTContext &ast = u.ast();
+  const FunctionDecl *fd = u.kernelDecl(kernel);
+  const Kernel &km = u.model().kernels[kernel];
+  p = SumIdiom();
+  const char *shape = "not a GEMM/GEMV, an atomic sum or the block tree sum with one atomicAdd "
+                      "per block";
+  auto *body = dyn_cast_or_null<CompoundStmt>(fd->getBody());
+  if (!body || km.atomics.size() != 1 || km.loops.size() != 1 || km.shared.size() != 1)
+    return shape;
+  std::vector<const Stmt *> st(body->body_begin(), body->body_end());
+  if (st.size() != 6 && st.size() != 7)
+    return shape;
+  auto declOf = [&](const Stmt *x) -> const VarDecl * {
+    auto *ds = dyn_cast<DeclStmt>(x);
+    return ds && ds->isSingleDecl() ? dyn_cast<VarDecl>(ds->getSingleDecl()) : nullptr;
+  };
+  // 1. The shared array.
+  const VarDecl *cache = declOf(st[0]);
+  const auto *arr = cache ? ast.getAsConstantArrayType(cache->getType()) : nullptr;
+  if (!cache || !cache->hasAttr<CUDASharedAttr>() || !arr)
+    return shape;
+  p.tree = arr->getSize().getSExtValue();
+  p.outType = canonicalType(arr->getElementType());
+  // 2. [int tid = threadIdx.x;] int i = GLOBAL-ID;
+  size_t at = 1;
+  const VarDecl *tidVar = nullptr;
+  if (st.size() == 7) {
+    tidVar = declOf(st[at++]);
+    if (!tidVar || !tidVar->getType()->isIntegerType() || !tidVar->hasInit() ||
+        !isBuiltin(tidVar->getInit(), "threadIdx", "x"))
+      return shape;
+  }
+  auto isTid = [&](const Expr *e) {
+    return tidVar ? varOf(e) == tidVar : isBuiltin(e, "threadIdx", "x");
+  };
+  const VarDecl *i = declOf(st[at++]);
+  if (!i || !i->getType()->isIntegerType() || !i->hasInit() || !isGlobalIdX(i->getInit()))
+    return shape;
+  auto isCacheAt = [&](const Expr *e, const std::function<bool(const Expr *)> &idx) {
+    auto *a = dyn_cast<ArraySubscriptExpr>(e->IgnoreParenImpCasts());
+    return a && varOf(a->getBase()) == cache && idx(a->getIdx());
+  };
+  // 3. The load: cache[tid] = (i < n) ? x[i] : 0.
+  auto *load = dyn_cast<BinaryOperator>(st[at++]);
+  auto *cond =
+      load ? dyn_cast<ConditionalOperator>(load->getRHS()->IgnoreParenImpCasts()) : nullptr;
+  if (!load || load->getOpcode() != BO_Assign || !cond || !isCacheAt(load->getLHS(), isTid))
+    return shape;
+  auto *lt = dyn_cast<BinaryOperator>(cond->getCond()->IgnoreParenImpCasts());
+  auto *xi = dyn_cast<ArraySubscriptExpr>(cond->getTrueExpr()->IgnoreParenImpCasts());
+  if (!lt || lt->getOpcode() != BO_LT || varOf(lt->getLHS()) != i || !xi ||
+      varOf(xi->getIdx()) != i || !isZero(ast, cond->getFalseExpr()))
+    return shape;
+  p.n = paramOf(lt->getRHS());
+  p.x = paramOf(xi->getBase());
+  if (!p.n || !p.n->getType()->isIntegerType() || !p.x || !p.x->getType()->isPointerType())
+    return shape;
+  // 4. __syncthreads(); the halving loop; the atomic.
+  auto isBarrier = [&](const Stmt *x) {
+    auto *ce = dyn_cast<CallExpr>(x);
+    return ce && calleeOf(ce) == "__syncthreads" && ce->getNumArgs() == 0;
+  };
+  if (!isBarrier(st[at++]))
+    return shape;
+  auto *loop = dyn_cast<ForStmt>(st[at++]);
+  const VarDecl *sv = loop && loop->getInit() ? declOf(loop->getInit()) : nullptr;
+  auto *lb = loop ? dyn_cast<CompoundStmt>(loop->getBody()) : nullptr;
+  auto *half = sv && sv->hasInit() ? dyn_cast<BinaryOperator>(sv->getInit()->IgnoreParenImpCasts())
+                                   : nullptr;
+  auto *lc = loop && loop->getCond()
+                 ? dyn_cast<BinaryOperator>(loop->getCond()->IgnoreParenImpCasts())
+                 : nullptr;
+  auto *inc = loop && loop->getInc()
+                  ? dyn_cast<CompoundAssignOperator>(loop->getInc()->IgnoreParenImpCasts())
+                  : nullptr;
+  if (!half || half->getOpcode() != BO_Div || !isBuiltin(half->getLHS(), "blockDim", "x") ||
+      intValue(ast, half->getRHS()) != 2 || !lc || lc->getOpcode() != BO_GT ||
+      varOf(lc->getLHS()) != sv || intValue(ast, lc->getRHS()) != 0 || !inc ||
+      varOf(inc->getLHS()) != sv ||
+      !((inc->getOpcode() == BO_DivAssign && intValue(ast, inc->getRHS()) == 2) ||
+        (inc->getOpcode() == BO_ShrAssign && intValue(ast, inc->getRHS()) == 1)) ||
+      !lb || lb->size() != 2)
+    return shape;
+  // if (tid < s) cache[tid] += cache[tid + s]; __syncthreads();
+  auto *add = dyn_cast<IfStmt>(lb->body_front());
+  auto *ac = add ? dyn_cast<BinaryOperator>(add->getCond()->IgnoreParenImpCasts()) : nullptr;
+  auto *upd = add ? dyn_cast<CompoundAssignOperator>(add->getThen()) : nullptr;
+  auto isTidPlusS = [&](const Expr *e) {
+    auto *s = dyn_cast<BinaryOperator>(e->IgnoreParenImpCasts());
+    return s && s->getOpcode() == BO_Add &&
+           ((isTid(s->getLHS()) && varOf(s->getRHS()) == sv) ||
+            (varOf(s->getLHS()) == sv && isTid(s->getRHS())));
+  };
+  if (!add || add->getElse() || !ac || ac->getOpcode() != BO_LT || !isTid(ac->getLHS()) ||
+      varOf(ac->getRHS()) != sv || !upd || upd->getOpcode() != BO_AddAssign ||
+      !isCacheAt(upd->getLHS(), isTid) || !isCacheAt(upd->getRHS(), isTidPlusS) ||
+      !isBarrier(lb->body_back()))
+    return shape;
+  // if (tid == 0) atomicAdd(out, cache[0]);
+  auto *fin = dyn_cast<IfStmt>(st[at++]);
+  auto *fc = fin ? dyn_cast<BinaryOperator>(fin->getCond()->IgnoreParenImpCasts()) : nullptr;
+  auto *call = fin && !fin->getElse() ? dyn_cast<CallExpr>(fin->getThen()) : nullptr;
+  auto isZeroIndex = [&](const Expr *e) { return intValue(ast, e) == 0; };
+  if (!fin || !fc || fc->getOpcode() != BO_EQ || !isTid(fc->getLHS()) ||
+      intValue(ast, fc->getRHS()) != 0 || !call || calleeOf(call) != "atomicAdd" ||
+      call->getNumArgs() != 2 || !isCacheAt(call->getArg(1), isZeroIndex))
+    return shape;
+  p.out = paramOf(call->getArg(0));
+  if (!p.out || !p.out->getType()->isPointerType() ||
+      canonicalType(p.out->getType()->getPointeeType()) != p.outType)
+    return "the block sum's shared array and target have different types";
+  if (p.out == p.x)
+    return "the sum's input is also its target";
+  // 5. The analysis reads x at the global id.
+  IndexSpace space(mctx);
+  auto gx = space.parse("blockIdx.x * blockDim.x + threadIdx.x");
+  for (const MemAccess &m : km.accesses)
+    if (m.param == p.x->getName()) {
+      auto e = space.parse(m.normalized);
+      if (!e || !sameFunction(*e, *gx, space))
+        return "the summand does not read x at the global thread id";
+    } else if (m.param != p.out->getName() || !m.atomic) {
+      return "the kernel has other global accesses than the sum's";
+    }
+  p.square = false;
+  return "";
+}
+
+std::string cudal1::recognizeAtomicSum(const ParsedUnit &cu, unsigned kernel,
+                                       mlir::MLIRContext &mctx, SumIdiom &p) {
+  ParsedUnit &u = const_cast<ParsedUnit &>(cu);
+  p = SumIdiom();
+  const FunctionDecl *fd = u.kernelDecl(kernel);
+  const Kernel &km = u.model().kernels[kernel];
+  const char *shape = "not a GEMM/GEMV or the canonical atomic sum 'int i = blockIdx.x * "
+                      "blockDim.x + threadIdx.x; if (i < n) atomicAdd(out, x[i]);'";
+  auto *body = dyn_cast_or_null<CompoundStmt>(fd->getBody());
+  if (!body || body->body_empty())
+    return shape;
+  if (!km.barriers.empty() || !km.shared.empty() || !km.loops.empty() || km.atomics.size() != 1 ||
+      usesWarpLevel(fd))
+    return shape;
+  const IfStmt *guard = nullptr;
+  for (const Stmt *s : body->body()) {
+    if (guard)
+      return shape;
+    if (auto *ds = dyn_cast<DeclStmt>(s)) {
+      for (const Decl *d : ds->decls()) {
+        auto *vd = dyn_cast<VarDecl>(d);
+        if (!vd || !vd->getType()->isIntegerType() || !vd->hasInit() ||
+            hasMemoryAccess(vd->getInit()))
+          return shape;
+      }
+      continue;
+    }
+    guard = dyn_cast<IfStmt>(s);
+    if (!guard || guard->getElse() || guard->getInit() || guard->getConditionVariable() ||
+        hasMemoryAccess(guard->getCond()))
+      return shape;
+  }
+  if (!guard)
+    return shape;
+  if (lessThanConjuncts(guard->getCond()) != 1)
+    return "the bounds check must be one comparison 'i < n'";
+  const Stmt *then = guard->getThen();
+  if (auto *cs = dyn_cast<CompoundStmt>(then); cs && cs->size() == 1)
+    then = cs->body_front();
+  auto *call = dyn_cast<CallExpr>(then);
+  if (!call || calleeOf(call) != "atomicAdd" || call->getNumArgs() != 2)
+    return shape;
+  p.out = paramOf(call->getArg(0));
+  if (!p.out || !p.out->getType()->isPointerType())
+    return "the atomic sum's target must be a pointer parameter";
+  p.outType =
+      p.out->getType()->getPointeeType().getUnqualifiedType().getCanonicalType().getAsString();
+  // f(x[i]): x[i], (T)x[i] or x[i] * x[i].
+  const Expr *v = call->getArg(1)->IgnoreParenImpCasts();
+  p.square = false;
+  if (auto *c = dyn_cast<ExplicitCastExpr>(v)) {
+    if (c->getType().getUnqualifiedType().getCanonicalType().getAsString() != p.outType)
+      return "the summand is cast to another type than the target's";
+    v = c->getSubExpr()->IgnoreParenImpCasts();
+  }
+  std::vector<const ArraySubscriptExpr *> reads;
+  if (auto *m = dyn_cast<BinaryOperator>(v); m && m->getOpcode() == BO_Mul) {
+    auto *l = dyn_cast<ArraySubscriptExpr>(m->getLHS()->IgnoreParenImpCasts());
+    auto *r = dyn_cast<ArraySubscriptExpr>(m->getRHS()->IgnoreParenImpCasts());
+    if (!l || !r)
+      return shape;
+    reads = {l, r};
+    p.square = true;
+  } else if (auto *a = dyn_cast<ArraySubscriptExpr>(v)) {
+    reads = {a};
+  } else {
+    return "the summand must be x[i], (T)x[i] or x[i] * x[i]";
+  }
+  p.x = paramOf(reads[0]->getBase());
+  for (const ArraySubscriptExpr *r : reads)
+    if (!p.x || paramOf(r->getBase()) != p.x || !p.x->getType()->isPointerType() ||
+        hasMemoryAccess(r->getIdx()))
+      return "the summand must read one pointer parameter at a plain index";
+  if (p.x == p.out)
+    return "the sum's input is also its target";
+  // The model: x read at the global id, the target at index 0, nothing else.
+  if (km.accesses.size() != reads.size() + 2)
+    return "the kernel has other global accesses than the sum's";
+  IndexSpace space(mctx);
+  auto gx = space.parse("blockIdx.x * blockDim.x + threadIdx.x");
+  const ParmVarDecl *bound = nullptr;
+  for (const MemAccess &m : km.accesses) {
+    auto e = space.parse(m.normalized);
+    if (!e || usesOpaque(*e, space))
+      return "the analysis cannot read index '" + m.index + "'";
+    if (m.param == p.out->getName() && m.atomic) {
+      if (!sameFunction(*e, *space.parse("0"), space))
+        return "the atomic target is not out[0]";
+      continue;
+    }
+    if (m.param != p.x->getName() || m.kind != AccessKind::Read || !sameFunction(*e, *gx, space))
+      return "the summand does not read x at the global thread id";
+    if (m.guards.size() != 1)
+      return "the bounds check must be one comparison 'i < n'";
+    const Guard &g = m.guards[0];
+    auto lhs = g.op == GuardOp::LT ? space.parse(g.lhs) : std::nullopt;
+    const ParmVarDecl *b = g.op == GuardOp::LT ? integerParamNamed(fd, g.rhs) : nullptr;
+    if (!lhs || !b || !sameFunction(*lhs, *gx, space) || (bound && bound != b))
+      return "bound check '" + g.str() + "' is not 'global id < parameter'";
+    bound = b;
+  }
+  p.n = bound;
+  if (!p.n)
+    return shape;
+  static const char *types[] = {"float",        "double",    "int",
+                                "unsigned int", "long long", "unsigned long long"};
+  if (std::find(std::begin(types), std::end(types), p.outType) == std::end(types))
+    return "the sum's type is " + p.outType;
+  return "";
+}
+
 // --- grid coverage -----------------------------------------------------------
 
 namespace {

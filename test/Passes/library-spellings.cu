@@ -9,6 +9,8 @@
 // RUN: not cudal1-opt %s --plan '@#4: library' 2>&1 | FileCheck %s --check-prefix=FLAT
 // RUN: not cudal1-opt %s --plan '@#5: library' 2>&1 | FileCheck %s --check-prefix=TWICE
 // RUN: not cudal1-opt %s --plan '@#6: library' 2>&1 | FileCheck %s --check-prefix=LD
+// RUN: cudal1-opt %s --plan '@#7: library' -o %t.tree.cu
+// RUN: grep -v "^ *// [A-Z-]*:" %t.tree.cu | FileCheck %s --check-prefix=TREE
 #include <cuda_runtime.h>
 
 // PolyBench gemm: C = alpha * A * B + beta * C, accumulated in C.
@@ -87,6 +89,21 @@ __global__ void strided(const float *A, const float *B, float *C, int M, int N, 
   }
 }
 
+// The block tree sum with other names and operand orders.
+__global__ void reduceTree(const float *in, float *out, int n) {
+  __shared__ float sdata[128];
+  int gid = threadIdx.x + blockDim.x * blockIdx.x;
+  sdata[threadIdx.x] = gid < n ? in[gid] : 0.0f;
+  __syncthreads();
+  for (int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
+    if (threadIdx.x < stride)
+      sdata[threadIdx.x] += sdata[stride + threadIdx.x];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0)
+    atomicAdd(out, sdata[0]);
+}
+
 // CHECK-LABEL: void run(
 void run(int M, int N, int K) {
   double *a, *b, *c;
@@ -109,6 +126,8 @@ void run(int M, int N, int K) {
   flatGemm<<<(M + 255) / 256, 256>>>(A, B, C, M, N, K);
   scaledTwice<<<grid, block>>>(A, B, C, M, N, K, 2.0f);
   strided<<<grid, block>>>(A, B, C, M, N, K, N);
+  // TREE: cudal1SumInto({{cudal1Cub[0-9]+}}, A, M, C, Cudal1AsOut<float>(), 0); /* cudal1 library: was reduceTree<<<...>>> */
+  reduceTree<<<(M + 127) / 128, 128>>>(A, C, M);
   cudaDeviceSynchronize();
 }
 

@@ -132,6 +132,29 @@ struct GemmIdiom {
 std::string recognizeGemm(const ParsedUnit &u, unsigned kernel, mlir::MLIRContext &ctx,
                           GemmIdiom &out);
 
+/// A sum of a global array into one element: `*out += sum_{i<n} f(x[i])`
+/// with f the identity (cast to the target's type) or the square.
+struct SumIdiom {
+  const clang::ParmVarDecl *x = nullptr, *out = nullptr, *n = nullptr;
+  std::string outType; ///< canonical
+  bool square = false;
+  long long tree = 0; ///< the block tree: its shared array's size (0: one atomic per element)
+};
+
+/// Whether kernel `kernel` is exactly the atomic sum `int i = GLOBAL-ID;
+/// if (i < n) atomicAdd(out, x[i] | (T)x[i] | x[i] * x[i]);`. "" or why not.
+std::string recognizeAtomicSum(const ParsedUnit &u, unsigned kernel, mlir::MLIRContext &ctx,
+                               SumIdiom &out);
+
+/// Whether kernel `kernel` is exactly the block tree sum with one atomic
+/// per block (a shared array loaded with `(i < n) ? x[i] : 0`, halved by
+/// `s = blockDim.x / 2; s > 0; s /= 2` with barriers, `if (tid == 0)
+/// atomicAdd(out, cache[0])`), matched on the AST (names and the order of
+/// commutative operands free). The block size must still be checked at the
+/// launch (a power of two no larger than `tree`). "" or why not.
+std::string recognizeTreeSum(const ParsedUnit &u, unsigned kernel, mlir::MLIRContext &ctx,
+                             SumIdiom &out);
+
 /// Whether the grid of launch `launch` has at least `bound` threads along
 /// dimension `d`: the grid's component is `(X + c) / b` with b the block's
 /// constant size and X + c equal, as a polynomial in host variables, to
