@@ -421,8 +421,9 @@ ReplayEvaluator::evaluate(const std::vector<Candidate> &cands) {
     bundleDirs.push_back(bdir);
   }
   std::string phasesFile = work + "/phases" + std::to_string(batch) + ".txt";
-  std::vector<std::string> argv = {findEval(options), "--seed", std::to_string(batch),
-                                   "--compile-cache", work + "/cubins", "--phases", phasesFile};
+  std::vector<std::string> argv = {findEval(options), "--seed",         std::to_string(batch),
+                                   "--compile-cache", work + "/cubins", "--phases",
+                                   phasesFile};
   argv.insert(argv.end(), options.evalArgs.begin(), options.evalArgs.end());
   argv.insert(argv.end(), bundleDirs.begin(), bundleDirs.end());
   ProcessResult pr = runProcess(argv, options.evalTimeout);
