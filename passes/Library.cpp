@@ -124,46 +124,6 @@ std::string matchSum(TransformContext &ctx, unsigned kernel, Sum &p) {
   return fromIdiom(recognizeAtomicSum(ctx.unit, kernel, ctx.mlir, s), s, p);
 }
 
-/// The value of a compile-time integer: a literal, a const variable, or a
-/// component of a dim3 variable initialised with constants (`block.x`).
-std::optional<int64_t> constValue(ASTContext &ast, const Expr *e) {
-  e = e->IgnoreParenImpCasts();
-  Expr::EvalResult r;
-  if (e->EvaluateAsInt(r, ast))
-    return r.Val.getInt().getExtValue();
-  auto *me = dyn_cast<MemberExpr>(e);
-  if (!me)
-    return std::nullopt;
-  const VarDecl *vd = varOf(me->getBase());
-  if (!vd || !vd->hasInit() || vd->getType().getAsString().find("dim3") == std::string::npos)
-    return std::nullopt;
-  unsigned comp = llvm::StringSwitch<unsigned>(me->getMemberDecl()->getName())
-                      .Case("x", 0)
-                      .Case("y", 1)
-                      .Case("z", 2)
-                      .Default(3);
-  auto *ce = dyn_cast<CXXConstructExpr>(vd->getInit()->IgnoreUnlessSpelledInSource());
-  if (!ce || comp >= ce->getNumArgs())
-    return comp < 3 ? std::optional<int64_t>(1) : std::nullopt;
-  if (isa<CXXDefaultArgExpr>(ce->getArg(comp)))
-    return 1;
-  return constValue(ast, ce->getArg(comp));
-}
-
-/// Component `d` of a dim3 configuration argument, as written.
-const Expr *dimComponent(const Expr *cfg, unsigned d) {
-  const Expr *s = cfg->IgnoreUnlessSpelledInSource();
-  if (auto *dre = dyn_cast<DeclRefExpr>(s))
-    if (auto *vd = dyn_cast<VarDecl>(dre->getDecl()); vd && vd->hasInit())
-      s = vd->getInit()->IgnoreUnlessSpelledInSource();
-  if (auto *ce = dyn_cast<CXXConstructExpr>(s)) {
-    if (d < ce->getNumArgs() && !isa<CXXDefaultArgExpr>(ce->getArg(d)))
-      return ce->getArg(d);
-    return nullptr; // defaulted: 1
-  }
-  return d == 0 ? s : nullptr;
-}
-
 /// The launch argument bound to a kernel parameter.
 const Expr *argFor(const CUDAKernelCallExpr *kc, const ParmVarDecl *p) {
   return p->getFunctionScopeIndex() < kc->getNumArgs() ? kc->getArg(p->getFunctionScopeIndex())

@@ -1026,11 +1026,11 @@ std::string cudal1::recognizeAtomicSum(const ParsedUnit &cu, unsigned kernel,
 
 // --- grid coverage -----------------------------------------------------------
 
-namespace {
+namespace {} // namespace
 
 /// The value of a compile-time integer: a literal, a constant expression, or
 /// a component of a dim3 variable initialised with constants (`block.x`).
-std::optional<int64_t> constValue(ASTContext &ast, const Expr *e) {
+std::optional<int64_t> cudal1::constValue(ASTContext &ast, const Expr *e) {
   e = e->IgnoreParenImpCasts();
   Expr::EvalResult r;
   if (!e->isValueDependent() && e->EvaluateAsInt(r, ast))
@@ -1055,7 +1055,7 @@ std::optional<int64_t> constValue(ASTContext &ast, const Expr *e) {
 }
 
 /// Component `d` of a dim3 configuration argument, as written (null: 1).
-const Expr *dimComponent(const Expr *cfg, unsigned d) {
+const Expr *cudal1::dimComponent(const Expr *cfg, unsigned d) {
   const Expr *s = cfg->IgnoreUnlessSpelledInSource();
   if (auto *dre = dyn_cast<DeclRefExpr>(s))
     if (auto *vd = dyn_cast<VarDecl>(dre->getDecl()); vd && vd->hasInit())
@@ -1067,6 +1067,8 @@ const Expr *dimComponent(const Expr *cfg, unsigned d) {
   }
   return d == 0 ? s : nullptr;
 }
+
+namespace {
 
 /// A host integer expression as a polynomial in its variables (each named
 /// by its declaration, so that shadowing names stay apart); null when it

@@ -165,6 +165,13 @@ std::string recognizeTreeSum(const ParsedUnit &u, unsigned kernel, mlir::MLIRCon
 std::string gridCovers(ParsedUnit &u, unsigned launch, unsigned d, const SymbolicValue &bound,
                        const std::string &boundText);
 
+/// The value of a compile-time integer: a literal, a constant expression,
+/// or a component of a dim3 variable initialised with constants (`block.x`).
+std::optional<int64_t> constValue(clang::ASTContext &ast, const clang::Expr *e);
+/// Component `d` of a dim3 launch-configuration argument as written (null:
+/// defaulted, that is 1).
+const clang::Expr *dimComponent(const clang::Expr *cfg, unsigned d);
+
 } // namespace cudal1
 
 #endif
