@@ -1024,6 +1024,161 @@ std::string cudal1::recognizeAtomicSum(const ParsedUnit &cu, unsigned kernel,
   return "";
 }
 
+namespace {
+
+/// `s` as an atomicAdd statement whose result is unused: the call, maybe
+/// cast to void.
+const CallExpr *atomicAddStatement(const Stmt *s) {
+  auto *e = dyn_cast_or_null<Expr>(s);
+  if (!e)
+    return nullptr;
+  e = e->IgnoreParens();
+  if (auto *c = dyn_cast<CStyleCastExpr>(e); c && c->getType()->isVoidType())
+    e = c->getSubExpr()->IgnoreParens();
+  auto *ce = dyn_cast<CallExpr>(e);
+  return ce && calleeOf(ce) == "atomicAdd" && ce->getNumArgs() == 2 ? ce : nullptr;
+}
+
+/// Whether the linear part `p` of `form` varies with threadIdx, directly or
+/// through a quotient or remainder.
+bool variesWithThread(const LinearPart &p, const AffineForm &form, unsigned depth = 0) {
+  for (const AffineTerm &t : p.terms) {
+    StringRef v = t.var;
+    if (v.starts_with("threadIdx."))
+      return true;
+    unsigned atom = 0;
+    if (v.consume_front("#") && !v.getAsInteger(10, atom) && atom < form.atoms.size() &&
+        depth <= form.atoms.size() && variesWithThread(form.atoms[atom].numerator, form, depth + 1))
+      return true;
+  }
+  return false;
+}
+
+} // namespace
+
+std::string cudal1::recognizeUniformAtomic(const ParsedUnit &u, unsigned kernel,
+                                           mlir::MLIRContext &mctx, UniformAtomic &m) {
+  m = UniformAtomic();
+  ASTContext &ast = const_cast<ParsedUnit &>(u).ast();
+  const FunctionDecl *fd = u.kernelDecl(kernel);
+  auto *body = dyn_cast_or_null<CompoundStmt>(fd->getBody());
+  if (!body)
+    return "the kernel has no body";
+  // 1. Exactly one atomic, and every thread reaches it.
+  unsigned atomics = 0;
+  std::string why;
+  walk(body, [&](const Stmt *s) {
+    if (auto *ce = dyn_cast<CallExpr>(s); ce && StringRef(calleeOf(ce)).starts_with("atomic"))
+      ++atomics;
+    if (isa<ReturnStmt>(s))
+      why = "the kernel returns early, so not every thread reaches the warp reduction";
+    if (isa<GotoStmt>(s) || isa<IndirectGotoStmt>(s) || isa<LabelStmt>(s))
+      why = "the kernel uses goto";
+  });
+  if (atomics == 0)
+    return "the kernel has no atomicAdd";
+  if (atomics > 1)
+    return "the kernel has several atomics; only one is handled";
+  if (!why.empty())
+    return why;
+  if (usesWarpLevel(fd))
+    return "the kernel uses warp-level intrinsics already";
+  // 2. A top-level statement, or one directly inside a top-level if
+  // without else.
+  for (const Stmt *s : body->body()) {
+    if (const CallExpr *c = atomicAddStatement(s)) {
+      m.stmt = cast<Expr>(s);
+      m.call = c;
+      break;
+    }
+    auto *is = dyn_cast<IfStmt>(s);
+    if (!is || is->getElse() || is->getInit() || is->getConditionVariable())
+      continue;
+    std::vector<const Stmt *> inner;
+    if (auto *cs = dyn_cast<CompoundStmt>(is->getThen()))
+      inner.assign(cs->body_begin(), cs->body_end());
+    else
+      inner.push_back(is->getThen());
+    for (const Stmt *x : inner)
+      if (const CallExpr *c = atomicAddStatement(x)) {
+        m.guard = is;
+        m.stmt = cast<Expr>(x);
+        m.call = c;
+      }
+    if (m.call)
+      break;
+  }
+  if (!m.call)
+    return "the atomicAdd is not a statement at the top of the kernel or directly inside a "
+           "top-level if (or its result is used)";
+  // 3. The value type.
+  m.valueType = canonicalType(m.call->getDirectCallee()->getParamDecl(1)->getType());
+  static const char *types[] = {"float", "double", "int", "unsigned int", "unsigned long long"};
+  if (std::find(std::begin(types), std::end(types), m.valueType) == std::end(types))
+    return "the atomicAdd's value type is not float, double, int, unsigned or unsigned long "
+           "long";
+  // 4. The address is the same for every thread of a block. The front end
+  // keeps the access at the call (atomicAdd(p + i, v)) or at the element
+  // whose address is taken (atomicAdd(&p[i], v)).
+  const Expr *addr = m.call->getArg(0);
+  if (addr->HasSideEffects(ast, /*IncludePossibleEffects=*/false))
+    return "the atomic's address has side effects";
+  m.target = u.accessOf(kernel, m.call, AccessKind::Write);
+  if (auto *uo = dyn_cast<UnaryOperator>(addr->IgnoreParenImpCasts());
+      !m.target && uo && uo->getOpcode() == UO_AddrOf)
+    m.target = u.accessOf(kernel, uo->getSubExpr()->IgnoreParens(), AccessKind::Write);
+  if (m.target && !m.target->atomic)
+    m.target = nullptr;
+  if (!m.target)
+    return "the atomic's target is not an access through a kernel pointer parameter";
+  const AffineForm &form = m.target->affine;
+  std::string varies = "the atomic's index " + m.target->index + " depends on threadIdx";
+  if (form.affine && variesWithThread(form.linear, form))
+    return varies;
+  if (!form.affine) {
+    // A product of block indices (blockIdx.x * blockIdx.y) is outside the
+    // affine form yet the same for the whole block: the index's affine
+    // expression decides.
+    IndexSpace space(mctx);
+    auto e = space.parse(m.target->normalized);
+    if (!e || usesOpaque(*e, space))
+      return "the atomic's index " + m.target->index + " is not an affine expression (" +
+             form.whyNot + ")";
+    for (unsigned d : {IndexSpace::ThreadX, IndexSpace::ThreadY, IndexSpace::ThreadZ})
+      if (e->isFunctionOfDim(d))
+        return varies;
+  }
+  // 5. The address means the same after the if.
+  std::set<const VarDecl *> mutated, inside;
+  walk(body, [&](const Stmt *s) {
+    const Expr *changed = nullptr;
+    if (auto *bo = dyn_cast<BinaryOperator>(s); bo && bo->isAssignmentOp())
+      changed = bo->getLHS();
+    if (auto *uo = dyn_cast<UnaryOperator>(s);
+        uo && (uo->isIncrementDecrementOp() || uo->getOpcode() == UO_AddrOf))
+      changed = uo->getSubExpr();
+    if (const VarDecl *v = varOf(changed))
+      mutated.insert(v);
+  });
+  if (m.guard)
+    walk(m.guard->getThen(), [&](const Stmt *s) {
+      if (auto *ds = dyn_cast<DeclStmt>(s))
+        for (const Decl *d : ds->decls())
+          if (auto *vd = dyn_cast<VarDecl>(d))
+            inside.insert(vd);
+    });
+  walk(addr, [&](const Stmt *s) {
+    const VarDecl *vd = isa<DeclRefExpr>(s) ? varOf(cast<Expr>(s)) : nullptr;
+    if (!vd || !vd->hasLocalStorage())
+      return;
+    if (inside.count(vd))
+      why = "the atomic's address uses '" + vd->getNameAsString() + "', declared inside the if";
+    else if (mutated.count(vd))
+      why = "the atomic's address uses '" + vd->getNameAsString() + "', which is modified";
+  });
+  return why;
+}
+
 // --- grid coverage -----------------------------------------------------------
 
 namespace {} // namespace

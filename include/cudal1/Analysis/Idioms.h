@@ -17,6 +17,7 @@
 namespace clang {
 class ArraySubscriptExpr;
 class ASTContext;
+class CallExpr;
 class CUDAKernelCallExpr;
 class Expr;
 class ForStmt;
@@ -154,6 +155,30 @@ std::string recognizeAtomicSum(const ParsedUnit &u, unsigned kernel, mlir::MLIRC
 /// launch (a power of two no larger than `tree`). "" or why not.
 std::string recognizeTreeSum(const ParsedUnit &u, unsigned kernel, mlir::MLIRContext &ctx,
                              SumIdiom &out);
+
+/// One atomicAdd into an address that is the same for every thread of a
+/// block, which every thread reaches (what warp-reduce turns into one atomic
+/// per warp): the kernel's only atomic, its result unused, a statement at
+/// the top of the body or directly inside a top-level `if` without else
+/// (maybe cast to void); no return or goto in the kernel, no warp-level
+/// intrinsics; the value float, double, int, unsigned int or unsigned long
+/// long; the target an access through a pointer parameter whose affine
+/// index has no threadIdx term (none through a quotient or remainder
+/// either; an index outside the affine form, a product of block indices,
+/// by its affine expression), and whose local variables are neither modified anywhere nor
+/// declared inside the if (so the address means the same after it). The
+/// atomic sum (recognizeAtomicSum) is one.
+struct UniformAtomic {
+  const clang::IfStmt *guard = nullptr; ///< null: the atomic is a top-level statement
+  const clang::Expr *stmt = nullptr;    ///< the statement: the call, maybe cast to void
+  const clang::CallExpr *call = nullptr;
+  const MemAccess *target = nullptr;
+  std::string valueType; ///< canonical: float, double, int, unsigned int, unsigned long long
+};
+
+/// Whether kernel `kernel` holds such an atomic; "" or why not.
+std::string recognizeUniformAtomic(const ParsedUnit &u, unsigned kernel, mlir::MLIRContext &ctx,
+                                   UniformAtomic &out);
 
 /// Whether the grid of launch `launch` has at least `bound` threads along
 /// dimension `d`: the grid's component is `(X + c) / b` with b the block's

@@ -1,5 +1,6 @@
 // The accesses' affine forms (ProgramModel.h), the AST pointers behind them
-// (ParsedUnit::accessOf) and the GEMM recognizer built on both (Idioms.h).
+// (ParsedUnit::accessOf) and the GEMM and uniform-atomic recognizers built
+// on both (Idioms.h).
 #include "cudal1/Analysis/Idioms.h"
 #include "cudal1/Frontend/CompileFlags.h"
 #include "cudal1/Frontend/ParsedUnit.h"
@@ -202,6 +203,57 @@ TEST(GemmIdiomTest, RefusesADependence) {
   mlir::MLIRContext ctx;
   GemmIdiom g;
   EXPECT_EQ(recognizeGemm(*u, 0, ctx, g), "the output is also an operand");
+}
+
+TEST(UniformAtomicTest, FindsTheAtomicAndItsGuard) {
+  // The global id's terms swapped, the bound on the left, braces, a void
+  // cast, pointer arithmetic: the same atomic.
+  auto u = parse("__global__ void k(const float *x, float *out, int n) {\n"
+                 "  int i = threadIdx.x + blockDim.x * blockIdx.x;\n"
+                 "  if (n > i) {\n"
+                 "    (void)atomicAdd(out + blockIdx.x, x[i]);\n"
+                 "  }\n"
+                 "}\n"
+                 "__global__ void all(unsigned long long *c) { atomicAdd(c, 1ull); }\n");
+  ASSERT_TRUE(u);
+  mlir::MLIRContext ctx;
+  UniformAtomic a;
+  ASSERT_EQ(recognizeUniformAtomic(*u, 0, ctx, a), "");
+  ASSERT_TRUE(a.guard && a.call && a.target && a.stmt);
+  EXPECT_NE(a.stmt, a.call); // the cast to void is the statement
+  EXPECT_EQ(a.target->param, "out");
+  EXPECT_EQ(a.valueType, "float");
+  ASSERT_EQ(recognizeUniformAtomic(*u, 1, ctx, a), "");
+  EXPECT_EQ(a.guard, nullptr);
+  EXPECT_EQ(a.stmt, a.call);
+  EXPECT_EQ(a.valueType, "unsigned long long");
+}
+
+TEST(UniformAtomicTest, RefusesTargetsThatVaryWithinABlock) {
+  const std::pair<const char *, const char *> cases[] = {
+      {"atomicAdd(&out[i / blockDim.x], x[i]);",
+       "the atomic's index i / blockDim.x depends on threadIdx"},
+      {"atomicAdd(&out[threadIdx.x % 32], x[i]);",
+       "the atomic's index threadIdx.x % 32 depends on threadIdx"},
+      {"atomicAdd(&out[(int)x[i]], 1.0f);",
+       "the atomic's index (int)x[i] is not an affine expression (the index reads memory)"},
+      {"{ atomicAdd(out, x[i]); atomicAdd(out + 1, x[i]); }",
+       "the kernel has several atomics; only one is handled"},
+      {"out[i] = atomicAdd(out + 1, x[i]);",
+       "the atomicAdd is not a statement at the top of the kernel or directly inside a "
+       "top-level if (or its result is used)"},
+  };
+  mlir::MLIRContext ctx;
+  for (const auto &[stmt, why] : cases) {
+    SCOPED_TRACE(stmt);
+    auto u = parse(std::string("__global__ void k(const float *x, float *out, int n) {\n"
+                               "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                               "  if (i < n)\n    ") +
+                   stmt + "\n}\n");
+    ASSERT_TRUE(u);
+    UniformAtomic a;
+    EXPECT_EQ(recognizeUniformAtomic(*u, 0, ctx, a), why);
+  }
 }
 
 } // namespace
