@@ -10,6 +10,7 @@
 #include "cudal1/Eval/Outcome.h"
 #include "cudal1/Tune/Space.h"
 
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -36,6 +37,10 @@ struct GpuDescriptor {
 /// and architecture alone.
 GpuDescriptor describeGpu(const std::string &name, const std::string &arch);
 
+/// A plan's effect on its kernel (Tune/Effect.h): named values in a fixed order.
+using EffectFeatures = std::vector<std::pair<std::string, double>>;
+class EffectCache;
+
 /// One plan measured for the kernel.
 struct Exemplar {
   std::vector<PlanStep> steps;
@@ -44,7 +49,8 @@ struct Exemplar {
   double speedup = 0, lo = 0, hi = 0;
   std::string session;
   Judge judge = Judge::Program;
-  bool thisRun = false; ///< measured in the running session
+  bool thisRun = false;                 ///< measured in the running session
+  std::optional<EffectFeatures> effect; ///< when known (Tune/Effect.h)
 };
 
 struct KernelState {
@@ -65,6 +71,9 @@ struct KernelState {
   std::vector<ComposedStep> composed;
   std::vector<Exemplar> exemplars;
   std::set<std::string> tried; ///< plan texts proposed in this run
+  /// The effects of plans on the kernel's translation unit (Tune/Effect.h),
+  /// shared by the unit's kernels; null where no source is at hand.
+  std::shared_ptr<EffectCache> effects;
 };
 
 } // namespace cudal1
