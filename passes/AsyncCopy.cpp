@@ -80,11 +80,11 @@ std::string findSite(TransformContext &ctx, unsigned copy, Site &site) {
   if (s != ce && !isErrorCheck(ast, s, ce))
     return "the copy's result is used (only a plain call or an error check around it)";
   site.stmt = s;
-  site.block = dyn_cast_or_null<CompoundStmt>(parentStmt(ast, s));
-  if (!site.block)
-    return "the copy is not a statement of a block";
-  if (!statementRange(ast, s).isValid())
-    return "the copy is written inside a macro";
+  if (std::string why = roomAround(ast, s, "the copy"); !why.empty())
+    return why;
+  if (const Stmt *p = bracelessParent(ast, s))
+    return "the copy is " + bracelessPlace(p, s) + ": no launch follows it there";
+  site.block = dyn_cast<CompoundStmt>(parentStmt(ast, s));
   // 2. The function: templates are edited once for all instantiations; the
   //    origin is the legacy default stream, so every launch must use it.
   const FunctionDecl *fd = nullptr;

@@ -212,10 +212,12 @@ std::string Graph::legality(TransformContext &ctx, Target t) const {
   const FunctionDecl *fd = ctx.unit.hostLoopFunction(t.loop);
   if (fd->isTemplateInstantiation() || fd->getTemplatedKind() != FunctionDecl::TK_NonTemplate)
     return "the loop is in a function template (one edit for every instantiation)";
-  if (loop->getBeginLoc().isMacroID())
-    return "the loop is written inside a macro";
-  if (!isa_and_nonnull<CompoundStmt>(parentStmt(ast, loop)))
-    return "the loop is not a statement of a block";
+  if (std::string why = writtenByMacro(ast, loop, "the loop"); !why.empty())
+    return why;
+  // The graph's declaration goes before the loop: a braceless body of an
+  // outer loop or if gets braces.
+  if (std::string why = roomAround(ast, loop, "the loop"); !why.empty())
+    return why;
   // 1. One unconditional run of launches: the same kernels every iteration.
   Run run;
   if (std::string why = findRun(ctx, t.loop, run); !why.empty())
@@ -247,6 +249,7 @@ llvm::Error Graph::apply(TransformContext &ctx, Target t, const PlanStep &) cons
   if (stream.empty())
     stream = "0";
   // The graph lives as long as the loop runs.
+  makeRoomAround(ctx, loop);
   ctx.rewriter.InsertTextBefore(loop->getBeginLoc(), "Cudal1GraphLoop " + var +
                                                          ";  // cudal1 graph\n" +
                                                          indentAt(ast, loop->getBeginLoc()));
@@ -285,10 +288,6 @@ llvm::Error Graph::apply(TransformContext &ctx, Target t, const PlanStep &) cons
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "no ';' after the last launch of the loop");
   ctx.rewriter.InsertTextAfter(semi, " " + var + ".replay(" + stream + ");");
-  const Stmt *body = loopBody(loop);
-  if (!isa<CompoundStmt>(body)) {
-    ctx.rewriter.InsertTextBefore(statementRange(ast, body).getBegin(), "{ ");
-    ctx.rewriter.InsertTextAfter(semi, " }");
-  }
+  makeRoomAround(ctx, loopBody(loop));
   return llvm::Error::success();
 }

@@ -166,10 +166,11 @@ std::string launchChecks(TransformContext &ctx, unsigned launch, Product &p, Sum
   const FunctionDecl *fd = ctx.unit.launchFunction(launch);
   if (fd->isTemplateInstantiation() || fd->getTemplatedKind() != FunctionDecl::TK_NonTemplate)
     return "the launch is in a function template (one edit for every instantiation)";
-  if (kc->getBeginLoc().isMacroID() || kc->getEndLoc().isMacroID())
-    return "the launch is written inside a macro";
-  if (!isa_and_nonnull<CompoundStmt>(parentStmt(ast, kc)))
-    return "the launch is not a statement of a block";
+  if (std::string why = writtenByMacro(ast, kc, "the launch"); !why.empty())
+    return why;
+  // A braceless body is fine: the sum's two statements get braces.
+  if (std::string why = roomAround(ast, kc, "the launch"); !why.empty())
+    return why;
   if (l.kernelIndex < 0)
     return "the kernel is not known";
   if (std::string why = match(ctx, l.kernelIndex, p); !why.empty()) {
@@ -275,6 +276,7 @@ llvm::Error Library::apply(TransformContext &ctx, Target t, const PlanStep &) co
     ctx.insertHelperBefore(ctx.unit.launchFunction(t.launch), "Cudal1CubScratch", runtime::cubSum);
     std::string var = freshName(ctx, "cudal1Cub");
     std::string indent = indentAt(ast, kc->getBeginLoc());
+    makeRoomAround(ctx, kc);
     replaceLaunch(ast, ctx.rewriter, kc,
                   "static Cudal1CubScratch " + var + ";  // cudal1 library\n" + indent +
                       "cudal1SumInto(" + var + ", " + arg(sum.x) + ", " + arg(sum.n) + ", " +

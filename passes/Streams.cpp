@@ -38,9 +38,11 @@ std::string findSpan(TransformContext &ctx, unsigned a, Span &span) {
   ASTContext &ast = ctx.unit.ast();
   const ProgramModel &m = ctx.model();
   const CUDAKernelCallExpr *ka = ctx.unit.launchExpr(a);
-  span.block = dyn_cast_or_null<CompoundStmt>(parentStmt(ast, ka));
-  if (!span.block)
-    return "the launch is not a statement of a block";
+  if (std::string why = roomAround(ast, ka, "the launch"); !why.empty())
+    return why;
+  if (const Stmt *p = bracelessParent(ast, ka))
+    return "the launch is " + bracelessPlace(p, ka) + ": no launch follows it there";
+  span.block = dyn_cast<CompoundStmt>(parentStmt(ast, ka));
   const FunctionDecl *fd = ctx.unit.launchFunction(a);
   const VarSet &fresh = freshAllocations(ctx, fd);
   FollowingLaunches run = followingLaunches(
@@ -69,8 +71,8 @@ std::string Streams::legality(TransformContext &ctx, Target t) const {
   const FunctionDecl *fd = ctx.unit.launchFunction(t.launch);
   if (fd->isTemplateInstantiation() || fd->getTemplatedKind() != FunctionDecl::TK_NonTemplate)
     return "the launch is in a function template (one edit for every instantiation)";
-  if (kc->getBeginLoc().isMacroID() || kc->getEndLoc().isMacroID())
-    return "the launch is written inside a macro";
+  if (std::string why = writtenByMacro(ast, kc, "the launch"); !why.empty())
+    return why;
   if (l.kernelIndex < 0)
     return "the kernel is not known";
   if (l.stream.find("cudal1Side") != std::string::npos)

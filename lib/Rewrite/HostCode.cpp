@@ -48,6 +48,118 @@ const Stmt *cudal1::enclosingStatement(ASTContext &ctx, const Stmt *s) {
   return nullptr;
 }
 
+const Stmt *cudal1::bracelessParent(ASTContext &ctx, const Stmt *s) {
+  const Stmt *p = s ? parentStmt(ctx, s) : nullptr;
+  if (!p || isa<CompoundStmt>(s))
+    return nullptr;
+  if (auto *f = dyn_cast<ForStmt>(p); f && f->getBody() == s)
+    return p;
+  if (auto *w = dyn_cast<WhileStmt>(p); w && w->getBody() == s)
+    return p;
+  if (auto *d = dyn_cast<DoStmt>(p); d && d->getBody() == s)
+    return p;
+  if (auto *r = dyn_cast<CXXForRangeStmt>(p); r && r->getBody() == s)
+    return p;
+  if (auto *i = dyn_cast<IfStmt>(p); i && (i->getThen() == s || i->getElse() == s))
+    return p;
+  return nullptr;
+}
+
+std::string cudal1::bracelessPlace(const Stmt *parent, const Stmt *body) {
+  std::string what;
+  if (isa<ForStmt>(parent))
+    what = "the body of a for loop";
+  else if (isa<CXXForRangeStmt>(parent))
+    what = "the body of a range-for loop";
+  else if (isa<WhileStmt>(parent))
+    what = "the body of a while loop";
+  else if (isa<DoStmt>(parent))
+    what = "the body of a do loop";
+  else if (auto *i = dyn_cast<IfStmt>(parent))
+    what = i->getElse() == body ? "the else branch of an if" : "the then branch of an if";
+  else
+    what = std::string("the body of a ") + parent->getStmtClassName();
+  return what + " written without braces";
+}
+
+SourceLocation cudal1::statementEnd(ASTContext &ctx, const Stmt *s) {
+  const SourceManager &sm = ctx.getSourceManager();
+  // The last nested body decides: a block ends at its brace, a declaration
+  // at its `;`, anything else (an expression, return, do-while) before one.
+  while (true) {
+    if (auto *f = dyn_cast<ForStmt>(s))
+      s = f->getBody();
+    else if (auto *r = dyn_cast<CXXForRangeStmt>(s))
+      s = r->getBody();
+    else if (auto *w = dyn_cast<WhileStmt>(s))
+      s = w->getBody();
+    else if (auto *i = dyn_cast<IfStmt>(s))
+      s = i->getElse() ? i->getElse() : i->getThen();
+    else
+      break;
+  }
+  CharSourceRange r = statementRange(ctx, s);
+  if (r.isInvalid())
+    return SourceLocation();
+  if (isa<CompoundStmt>(s) || isa<DeclStmt>(s) || isa<NullStmt>(s))
+    return r.getEnd();
+  return Lexer::findLocationAfterToken(r.getEnd().getLocWithOffset(-1), tok::semi, sm,
+                                       ctx.getLangOpts(),
+                                       /*SkipTrailingWhitespaceAndNewLine=*/false);
+}
+
+std::string cudal1::writtenByMacro(ASTContext &ast, const Stmt *s, const std::string &what) {
+  const SourceManager &sm = ast.getSourceManager();
+  SourceLocation at = s->getBeginLoc().isMacroID() ? s->getBeginLoc() : s->getEndLoc();
+  if (!at.isMacroID())
+    return "";
+  std::string macro = Lexer::getImmediateMacroNameForDiagnostics(at, sm, ast.getLangOpts()).str();
+  std::string name = macro.empty() ? "a macro" : "macro " + macro;
+  PresumedLoc def = sm.getPresumedLoc(sm.getSpellingLoc(at));
+  if (sm.isMacroArgExpansion(at))
+    return what + " is an argument of " + name +
+           " (the macro's expansion, not the file, decides what surrounds it)";
+  std::string where = def.isValid() ? std::string(" (") + def.getFilename() + ":" +
+                                          std::to_string(def.getLine()) + ")"
+                                    : "";
+  return what + " is written inside " + name + where + "; cudal1 does not edit macro expansions";
+}
+
+std::string cudal1::roomAround(ASTContext &ast, const Stmt *s, const std::string &what) {
+  // A statement that is one whole macro invocation (CHECK(call);) is a
+  // statement like any other; inside one, the macro decides.
+  if (std::string m = writtenByMacro(ast, s, what); !m.empty())
+    if (ast.getSourceManager().isMacroArgExpansion(s->getBeginLoc()) ||
+        statementRange(ast, s).isInvalid())
+      return m;
+  const Stmt *p = parentStmt(ast, s);
+  if (!p)
+    return what + " is not inside a function body";
+  if (isa<CompoundStmt>(p))
+    return "";
+  if (const Stmt *loop = bracelessParent(ast, s)) {
+    if (loop->getBeginLoc().isMacroID())
+      return what + " is " + bracelessPlace(loop, s) + ", and a macro writes it";
+    if (statementRange(ast, s).isInvalid() || statementEnd(ast, s).isInvalid())
+      return what + " is " + bracelessPlace(loop, s) + ", and its end is not in the file (a macro)";
+    return "";
+  }
+  if (isa<Expr>(p))
+    return what + " is an operand of a larger expression";
+  return what + " is not a statement of a block (it is part of a " +
+         std::string(p->getStmtClassName()) + ")";
+}
+
+void cudal1::makeRoomAround(TransformContext &ctx, const Stmt *s) {
+  ASTContext &ast = ctx.unit.ast();
+  if (!bracelessParent(ast, s))
+    return;
+  CharSourceRange r = statementRange(ast, s);
+  SourceLocation end = statementEnd(ast, s);
+  if (r.isValid() && end.isValid())
+    ctx.braceStatement(CharSourceRange::getCharRange(r.getBegin(), end));
+}
+
 CharSourceRange cudal1::statementRange(ASTContext &ctx, const Stmt *s) {
   return Lexer::makeFileCharRange(CharSourceRange::getTokenRange(s->getSourceRange()),
                                   ctx.getSourceManager(), ctx.getLangOpts());

@@ -525,6 +525,7 @@ std::unique_ptr<ParsedUnit> screenUnit(ParsedUnit &unit, const RewriteInput &in,
       return nullptr;
     }
   }
+  ctx.finishEdits();
   const clang::RewriteBuffer *buf = rw.getRewriteBufferFor(sm.getMainFileID());
   if (!buf)
     return nullptr;

@@ -276,6 +276,7 @@ llvm::Expected<std::string> cudal1::applyPlan(const RewriteInput &in, const Plan
     for (Target tg : *targets)
       if (llvm::Error e = t->apply(ctx, tg, step))
         return stepError(step, i, llvm::toString(std::move(e)));
+    ctx.finishEdits();
     // 3. Only the main file may change.
     for (auto it = rewriter.buffer_begin(); it != rewriter.buffer_end(); ++it)
       if (it->first != sm.getMainFileID()) {

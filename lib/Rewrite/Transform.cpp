@@ -102,3 +102,21 @@ void TransformContext::insertAtLineStart(clang::SourceLocation at, const std::st
   unsigned col = sm.getColumnNumber(fid, off);
   rewriter.InsertTextBefore(at.getLocWithOffset(-int(col - 1)), text);
 }
+
+void TransformContext::braceStatement(clang::CharSourceRange r) {
+  for (const clang::CharSourceRange &b : toBrace)
+    if (b.getBegin() == r.getBegin())
+      return;
+  toBrace.push_back(r);
+}
+
+void TransformContext::finishEdits() {
+  // Called after every other edit of the step: InsertTextBefore puts `{`
+  // before all text inserted at the start, InsertTextAfter puts `}` after
+  // all text inserted at the end.
+  for (const clang::CharSourceRange &r : toBrace) {
+    rewriter.InsertTextBefore(r.getBegin(), "{ ");
+    rewriter.InsertTextAfter(r.getEnd(), " }");
+  }
+  toBrace.clear();
+}

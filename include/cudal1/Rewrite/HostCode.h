@@ -32,6 +32,40 @@ const clang::Stmt *enclosingStatement(clang::ASTContext &ctx, const clang::Stmt 
 /// when it starts and ends in different macro expansions.
 clang::CharSourceRange statementRange(clang::ASTContext &ctx, const clang::Stmt *s);
 
+/// The loop (`for`, range-`for`, `while`, `do`) or `if` whose whole body or
+/// branch is `s`, written without braces; null when `s` is a statement of a
+/// block (or not a statement at all).
+const clang::Stmt *bracelessParent(clang::ASTContext &ctx, const clang::Stmt *s);
+
+/// Where a braceless body sits, for messages: "the body of a for loop
+/// written without braces", "the else branch of an if written without
+/// braces", ...
+std::string bracelessPlace(const clang::Stmt *parent, const clang::Stmt *body);
+
+/// The file location just after statement `s`: after its `;` (an expression,
+/// `return`, `do ... while (c)`), its `}`, or the end of its last nested
+/// body; invalid when that cannot be found in the file (a macro).
+clang::SourceLocation statementEnd(clang::ASTContext &ctx, const clang::Stmt *s);
+
+/// "" when `s` starts and ends in the file's own text; else the sentence
+/// (starting with `what`) that says which macro writes it or takes it as
+/// an argument.
+std::string writtenByMacro(clang::ASTContext &ctx, const clang::Stmt *s, const std::string &what);
+
+/// Whether statements may be put before or after `s`, a statement of a
+/// host function, in the shapes people write: "" when `s` is a statement of
+/// a block, or the braceless body of a loop or a branch of an `if` (which
+/// makeRoomAround then braces); else why not, the sentence starting with
+/// `what` ("the launch"): an operand of a larger expression, an argument of
+/// macro M, written inside macro M, ...
+std::string roomAround(clang::ASTContext &ctx, const clang::Stmt *s, const std::string &what);
+
+/// For a pass that puts statements before or after `s` once roomAround
+/// said yes: a braceless body gets braces when the step's edits are done
+/// (TransformContext::braceStatement), so that whatever the pass inserts
+/// stays in that body. Nothing for a statement of a block.
+void makeRoomAround(TransformContext &ctx, const clang::Stmt *s);
+
 /// The whitespace before `loc` on its line ("" when code precedes it).
 std::string indentAt(clang::ASTContext &ctx, clang::SourceLocation loc);
 

@@ -62,6 +62,15 @@ public:
   void insertHelperBefore(const clang::FunctionDecl *fd, const std::string &key,
                           const std::string &text);
 
+  /// Gives the statement in the file range `r` braces once the step's edits
+  /// are done (finishEdits), however many targets ask: `{ ` before
+  /// everything inserted at its start, ` }` after everything inserted at its
+  /// end (HostCode.h, makeRoomAround).
+  void braceStatement(clang::CharSourceRange r);
+  /// What the edits of a step leave to its end (braces); the plan driver
+  /// calls it once after the last target's apply.
+  void finishEdits();
+
   /// Answers that each walk the whole file but are asked once per kernel,
   /// launch or copy, computed once per context (--list-transforms stays
   /// linear in the number of kernels): filled by referencedOutsideLaunches
@@ -74,6 +83,7 @@ private:
   void insertAtLineStart(clang::SourceLocation at, const std::string &text);
   std::vector<std::unique_ptr<KernelAnalysis>> analyses;
   std::vector<std::string> helpersInserted;
+  std::vector<clang::CharSourceRange> toBrace;
   mutable std::optional<std::vector<std::vector<unsigned>>> launchesByKernel;
 };
 
