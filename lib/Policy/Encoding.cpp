@@ -173,11 +173,12 @@ std::vector<float> encodePlan(const EncodingSchema &schema, const std::vector<Pl
 
 std::vector<float> encodeExemplar(const EncodingSchema &schema, const Exemplar &e) {
   std::vector<float> out = encodePlan(schema, e.steps);
-  bool timed = e.timed && e.speedup > 0;
-  double y = timed ? std::clamp(std::log(e.speedup), -kMaxLogSpeedup, kMaxLogSpeedup) : 0.0;
-  bool wrong = e.outcome == Outcome::Wrong || e.outcome == Outcome::WrongAfterTiming;
-  bool failed = e.outcome != Outcome::Ok && !wrong && e.outcome != Outcome::NotRun;
-  for (double v : {y, timed ? 1.0 : 0.0, e.outcome == Outcome::Ok ? 1.0 : 0.0, wrong ? 1.0 : 0.0,
+  const Measurement &m = e.measured;
+  bool timed = m.timed && m.speedup > 0;
+  double y = timed ? std::clamp(std::log(m.speedup), -kMaxLogSpeedup, kMaxLogSpeedup) : 0.0;
+  bool wrong = m.outcome == Outcome::Wrong || m.outcome == Outcome::WrongAfterTiming;
+  bool failed = m.outcome != Outcome::Ok && !wrong && m.outcome != Outcome::NotRun;
+  for (double v : {y, timed ? 1.0 : 0.0, m.outcome == Outcome::Ok ? 1.0 : 0.0, wrong ? 1.0 : 0.0,
                    failed ? 1.0 : 0.0, e.thisRun ? 1.0 : 0.0})
     out.push_back(float(v));
   return out;

@@ -341,10 +341,10 @@ policynet::TrainGroup groupOf(const EncodingSchema &schema, const KernelData &k)
     g.plans.insert(g.plans.end(), e.begin(), e.end());
     Exemplar ex;
     ex.steps = p.steps;
-    ex.outcome = p.outcome;
-    ex.timed = p.timed;
-    ex.speedup = p.timed ? std::exp(p.logSpeedup) : 0;
-    ex.faster = ex.speedup > 1;
+    ex.measured.outcome = p.outcome;
+    ex.measured.timed = p.timed;
+    ex.measured.speedup = p.timed ? std::exp(p.logSpeedup) : 0;
+    ex.measured.faster = ex.measured.speedup > 1;
     std::vector<float> x = encodeExemplar(schema, ex);
     g.asExemplar.insert(g.asExemplar.end(), x.begin(), x.end());
     g.logSpeedup.push_back(

@@ -216,8 +216,8 @@ private:
                       unsigned longest) {
     const Exemplar *best = nullptr;
     for (const Exemplar &e : k.exemplars)
-      if (e.thisRun && e.outcome == Outcome::Ok && e.timed && e.speedup > 1 &&
-          (!best || e.speedup > best->speedup))
+      if (e.thisRun && e.measured.outcome == Outcome::Ok && e.measured.timed &&
+          e.measured.speedup > 1 && (!best || e.measured.speedup > best->measured.speedup))
         best = &e;
     if (!best || best->steps.size() < longest || best->steps.size() >= kPolicyStepCap)
       return;
@@ -230,7 +230,7 @@ private:
       if (seen.count(planText(ext)))
         continue;
       PlanScore s = scores[i];
-      s.logSpeedup += std::log(best->speedup);
+      s.logSpeedup += std::log(best->measured.speedup);
       cands.push_back(std::move(ext));
       scores.push_back(s);
     }

@@ -55,13 +55,17 @@ std::vector<MeasurementRow> measurementsOf(const TuneSpace &space, const TuneRes
     m.plan = printPlan(c.passed ? r.finalPlan : r.rejectedPlan);
     m.gpu = gpu;
     m.shape = kAnyShape.str();
-    m.measured.outcome = c.outcome;
+    m.measured = c.measured;
     m.measured.judge = Judge::Program;
-    if (c.speedup > 0) {
-      m.measured.timed = true;
-      m.measured.speedup = c.speedup;
+    if (c.timed()) {
       m.measured.lo = c.checkedLo;
       m.measured.hi = c.checkedHi;
+      m.measured.faster = c.passed;
+    } else {
+      m.measured.faster = false;
+      m.measured.timed = false;
+      m.measured.speedup = m.measured.lo = m.measured.hi = 0;
+      m.measured.timeMs = m.measured.baselineMs = 0;
     }
     m.session = session;
     ms.push_back(m);
@@ -118,14 +122,8 @@ llvm::Error addExemplars(TuneDB &db, const TuneSpace &space, const GpuKey &gpu, 
       }
       Exemplar e;
       e.steps = planOf(p->steps).steps;
-      e.outcome = m.measured.outcome;
-      e.timed = m.measured.timed;
-      e.speedup = m.measured.speedup;
-      e.lo = m.measured.lo;
-      e.hi = m.measured.hi;
-      e.faster = m.measured.faster;
+      e.measured = m.measured;
       e.session = m.session;
-      e.judge = m.measured.judge;
       st.exemplars.push_back(std::move(e));
     }
   }

@@ -40,18 +40,15 @@ llvm::Expected<ReproCheck> checkReproducible(const RewriteInput &input, const Pl
   ReproCheck check;
   if (res->empty())
     return check;
-  const Measurement &r = res->front();
-  check.outcome = r.outcome;
+  check.measured = std::move(res->front());
+  const Measurement &r = check.measured;
   if (!r.details.empty())
     check.detail = r.details.front();
-  if (r.outcome != Outcome::Ok || !r.timed) {
+  if (!check.timed()) {
     if (check.detail.empty())
       check.detail = r.outcome == Outcome::Ok ? "not timed" : outcomeName(r.outcome);
     return check;
   }
-  check.speedup = r.speedup;
-  check.lo = r.lo;
-  check.hi = r.hi;
   check.drift = originalDrift(r.baselineSamplesMs);
   check.checkedLo = std::min(r.lo, r.speedup / (1 + check.drift));
   check.checkedHi = std::max(r.hi, r.speedup * (1 + check.drift));

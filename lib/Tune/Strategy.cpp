@@ -105,8 +105,8 @@ public:
     // 1. Extend the best correct plan measured in this run by one more move.
     const Exemplar *best = nullptr;
     for (const Exemplar &r : k.exemplars)
-      if (r.thisRun && r.outcome == Outcome::Ok && r.timed && r.faster &&
-          (!best || r.speedup > best->speedup))
+      if (r.thisRun && r.measured.outcome == Outcome::Ok && r.measured.timed && r.measured.faster &&
+          (!best || r.measured.speedup > best->measured.speedup))
         best = &r;
     if (best && best->steps.size() < 4)
       for (const Move &m : ranked)

@@ -101,13 +101,7 @@ void Tuner::absorb(const std::vector<Candidate> &cands, const std::vector<Measur
     states[k].tried.insert(cands[i].planText());
     Exemplar e;
     e.steps = cands[i].variant.plan.steps;
-    e.outcome = results[i].outcome;
-    e.timed = results[i].timed;
-    e.faster = results[i].faster;
-    e.speedup = results[i].speedup;
-    e.lo = results[i].lo;
-    e.hi = results[i].hi;
-    e.judge = results[i].judge;
+    e.measured = results[i];
     e.thisRun = true;
     states[k].exemplars.push_back(std::move(e));
     // The kernel's own time and the program's are different quantities.

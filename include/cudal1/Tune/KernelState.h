@@ -7,7 +7,7 @@
 #ifndef CUDAL1_TUNE_KERNELSTATE_H
 #define CUDAL1_TUNE_KERNELSTATE_H
 
-#include "cudal1/Eval/Outcome.h"
+#include "cudal1/Eval/Measurement.h"
 #include "cudal1/Tune/Space.h"
 
 #include <memory>
@@ -41,14 +41,13 @@ GpuDescriptor describeGpu(const std::string &name, const std::string &arch);
 using EffectFeatures = std::vector<std::pair<std::string, double>>;
 class EffectCache;
 
-/// One plan measured for the kernel.
+/// One plan measured for the kernel: the evaluator's Measurement as the
+/// database or this run's tuner holds it (outcome, judge, speedup and
+/// interval, times).
 struct Exemplar {
   std::vector<PlanStep> steps;
-  Outcome outcome = Outcome::NotRun;
-  bool timed = false, faster = false;
-  double speedup = 0, lo = 0, hi = 0;
-  std::string session;
-  Judge judge = Judge::Program;
+  Measurement measured;
+  std::string session;                  ///< the session that measured it (empty: this run's)
   bool thisRun = false;                 ///< measured in the running session
   std::optional<EffectFeatures> effect; ///< when known (Tune/Effect.h)
 };

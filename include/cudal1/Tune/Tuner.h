@@ -106,14 +106,16 @@ struct KernelBest {
   bool inFinal = false;
 };
 
-/// The final plan measured once more on its own (checkReproducible).
+/// The final plan measured once more on its own (checkReproducible): the
+/// evaluator's Measurement as it came, and the judgement of it.
 struct ReproCheck {
-  Outcome outcome = Outcome::NotRun;
-  double speedup = 0, lo = 0, hi = 0;  ///< as measured
+  Measurement measured;
   double drift = 0;                    ///< the original's, in the same measurement
   double checkedLo = 0, checkedHi = 0; ///< the interval widened by the drift
   bool passed = false;
   std::string detail;
+  /// Whether the check ran correct and timed (it has figures).
+  bool timed() const { return measured.outcome == Outcome::Ok && measured.timed; }
 };
 
 struct TuneResult {

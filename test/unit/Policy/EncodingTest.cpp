@@ -143,22 +143,22 @@ TEST(Encoding, ExemplarCarriesItsResult) {
   EncodingSchema s = schemaFor(ks);
   Exemplar e;
   e.steps = {ks[0].steps[0]};
-  e.outcome = Outcome::Ok;
-  e.timed = true;
-  e.speedup = 2.0;
+  e.measured.outcome = Outcome::Ok;
+  e.measured.timed = true;
+  e.measured.speedup = 2.0;
   e.thisRun = true;
   std::vector<float> x = encodeExemplar(s, e);
   unsigned b = s.planDim();
   EXPECT_FLOAT_EQ(x[b], float(std::log(2.0)));
   EXPECT_EQ(std::vector<float>(x.begin() + b + 1, x.end()),
             (std::vector<float>{1, 1, 0, 0, 1})); // timed, ok, not wrong, not failed, this run
-  e.outcome = Outcome::WrongAfterTiming;
-  e.timed = false;
+  e.measured.outcome = Outcome::WrongAfterTiming;
+  e.measured.timed = false;
   e.thisRun = false;
   x = encodeExemplar(s, e);
   EXPECT_EQ(std::vector<float>(x.begin() + b, x.end()), (std::vector<float>{0, 0, 0, 1, 0, 0}));
-  e.outcome = Outcome::CompileError;
-  e.speedup = 1e6; // not timed: the speedup is ignored
+  e.measured.outcome = Outcome::CompileError;
+  e.measured.speedup = 1e6; // not timed: the speedup is ignored
   x = encodeExemplar(s, e);
   EXPECT_EQ(std::vector<float>(x.begin() + b, x.end()), (std::vector<float>{0, 0, 0, 0, 1, 0}));
 }

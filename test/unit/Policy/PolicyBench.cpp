@@ -106,9 +106,9 @@ int main() {
       KernelState k = kernel(steps);
       Exemplar e;
       e.steps = {k.steps[0]};
-      e.outcome = Outcome::Ok;
-      e.timed = true;
-      e.speedup = 1.2;
+      e.measured.outcome = Outcome::Ok;
+      e.measured.timed = true;
+      e.measured.speedup = 1.2;
       k.exemplars.assign(exemplars, e);
       std::vector<Plan> cands;
       for (auto &c : policyCandidates(k, 4096))

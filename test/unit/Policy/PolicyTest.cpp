@@ -79,9 +79,9 @@ TEST(Policy, ScoresAreDeterministicAndSaneInRange) {
   KernelState k = kernelState("a", 0, 0);
   Exemplar e;
   e.steps = {k.steps[1]};
-  e.outcome = Outcome::Ok;
-  e.timed = true;
-  e.speedup = 1.3;
+  e.measured.outcome = Outcome::Ok;
+  e.measured.timed = true;
+  e.measured.speedup = 1.3;
   k.exemplars = {e};
   auto s1 = (*p1)->score(k, somePlans(k)), s1again = (*p1)->score(k, somePlans(k)),
        s2 = (*p2)->score(k, somePlans(k));

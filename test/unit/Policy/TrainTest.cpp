@@ -241,15 +241,15 @@ TEST(Train, LearnsTheRightPlanOfASyntheticTask) {
         << k.state.name << ": " << proposed[0] << " then " << proposed[1];
     // Trained on single steps only, it composes from what this run
     // measured: the right plan, measured 3x, extended by one more step.
-    Exemplar measured;
-    measured.steps = k.plans[0].steps;
+    Exemplar ex;
+    ex.steps = k.plans[0].steps;
     for (const MeasuredPlan &p : k.plans)
       if (p.text == rightPlan(k.state.name, kind))
-        measured.steps = p.steps;
-    measured.outcome = Outcome::Ok;
-    measured.timed = measured.faster = measured.thisRun = true;
-    measured.speedup = 3;
-    st.exemplars.push_back(measured);
+        ex.steps = p.steps;
+    ex.measured.outcome = Outcome::Ok;
+    ex.measured.timed = ex.measured.faster = ex.thisRun = true;
+    ex.measured.speedup = 3;
+    st.exemplars.push_back(ex);
     std::vector<Proposal> next = strategy->propose(st, 1);
     ASSERT_EQ(next.size(), 1u);
     EXPECT_EQ(next[0].steps.size(), 2u) << next[0].text();

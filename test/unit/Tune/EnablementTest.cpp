@@ -229,9 +229,9 @@ TEST(Enablement, HeuristicProposesTheCompositionEarly) {
   // Once it verified faster, the greedy extension starts from it.
   Exemplar e;
   e.steps = p[0].steps;
-  e.outcome = Outcome::Ok;
-  e.timed = e.faster = e.thisRun = true;
-  e.speedup = 1.6;
+  e.measured.outcome = Outcome::Ok;
+  e.measured.timed = e.measured.faster = e.thisRun = true;
+  e.measured.speedup = 1.6;
   k.exemplars.push_back(e);
   k.tried.insert(p[0].text());
   std::vector<Proposal> next = h->propose(k, 1);
