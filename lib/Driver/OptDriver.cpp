@@ -28,6 +28,7 @@ int fail(int code, const Twine &message) {
   return code;
 }
 void note(const Twine &message) { WithColor::note(errs(), "cudal1-opt") << message << "\n"; }
+void remark(const Twine &message) { WithColor::remark(errs(), "cudal1-opt") << message << "\n"; }
 
 std::string dbPathOf(const OptRequest &r) { return r.db ? *r.db : defaultTuneDBPath(); }
 bool tuning(const OptRequest &r) { return r.tune || r.emitBundle || r.importResults; }
@@ -196,6 +197,8 @@ int runTuning(const OptRequest &r, const RewriteInput &in) {
     llvm::Expected<TuneDB> opened = TuneDB::open(dbPathOf(r));
     if (!opened)
       return fail(OptInputError, toString(opened.takeError()));
+    for (const std::string &m : opened->migrationRemarks())
+      remark(m);
     db = std::move(*opened);
   }
   SessionStatus st = runSession(in, so, nullptr, db ? &*db : nullptr);

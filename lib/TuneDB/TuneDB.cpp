@@ -284,7 +284,8 @@ struct TuneDB::Impl {
   Error checkTables();
   Error migrate(ArrayRef<Migration> migrations);
   /// The kMigrationCanonicalPlans step; inside migrate's transaction.
-  Error canonicalizePlans();
+  /// `outcome` receives what it did, for the migration's remark.
+  Error canonicalizePlans(std::string &outcome);
   Expected<int64_t> rowId(const char *insert, const char *select,
                           function_ref<void(sqlite3_stmt *)> bind);
   Expected<int64_t> kernelId(StringRef key, StringRef name);
@@ -424,12 +425,19 @@ Error TuneDB::Impl::migrate(ArrayRef<Migration> migrations) {
       if (Error e = exec(m.sql, "migrating from schema version " + Twine(from) + " to " +
                                     Twine(from + 1) + " (" + m.summary + ")"))
         return e;
+      std::string outcome;
       if (m.code && StringRef(m.code) == kMigrationCanonicalPlans) {
-        if (Error e = canonicalizePlans())
+        if (Error e = canonicalizePlans(outcome))
           return e;
       } else if (m.code) {
         return invalid("migration " + Twine(from) + " names an unknown step '" + m.code + "'");
       }
+      // One line per migration of a file that existed (creating one is no
+      // news): what changed, and what the step did.
+      if (version > 0)
+        remarks.push_back("tuning database '" + path + "' migrated from schema version " +
+                          std::to_string(from) + " to " + std::to_string(from + 1) + " (" +
+                          m.summary + ")" + (outcome.empty() ? "" : ": " + outcome));
     }
     if (version == target)
       return Error::success();
@@ -442,7 +450,7 @@ Error TuneDB::Impl::migrate(ArrayRef<Migration> migrations) {
   });
 }
 
-Error TuneDB::Impl::canonicalizePlans() {
+Error TuneDB::Impl::canonicalizePlans(std::string &outcome) {
   // One statement at a time, all in the caller's write transaction: a
   // failure leaves the file at its old version with its old texts.
   auto run = [&](const char *sql, std::initializer_list<int64_t> ints,
@@ -535,14 +543,17 @@ Error TuneDB::Impl::canonicalizePlans() {
       return r.takeError();
     ++merged;
   }
+  std::vector<std::string> did;
   if (rewritten || merged)
-    remarks.push_back("tuning database '" + path + "': " + std::to_string(rewritten + merged) +
-                      " plan text(s) rewritten in the canonical form (" + std::to_string(merged) +
-                      " merged into an equal plan)");
+    did.push_back(std::to_string(rewritten + merged) +
+                  " plan text(s) rewritten in the canonical form (" + std::to_string(merged) +
+                  " merged into an equal plan)");
   if (unparsed)
-    remarks.push_back("tuning database '" + path + "': " + std::to_string(unparsed) +
-                      " plan text(s) do not parse and were left as they are (the first: '" +
-                      firstUnparsed + "')");
+    did.push_back(std::to_string(unparsed) +
+                  " plan text(s) do not parse and were left as they are (the first: '" +
+                  firstUnparsed + "')");
+  outcome =
+      did.empty() ? "every plan text was in the canonical form already" : llvm::join(did, "; ");
   return Error::success();
 }
 

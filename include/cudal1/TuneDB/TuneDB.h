@@ -189,9 +189,10 @@ public:
                                                          int featureVersion);
 
   int schemaVersion() const;
-  /// What the migrations that this open ran had to say (plan texts
-  /// rewritten, texts left alone because they do not parse); empty when
-  /// none ran.
+  /// One line per migration that this open ran on an existing file: the
+  /// versions, what the step changes and what it did (plan texts rewritten,
+  /// texts left alone because they do not parse); empty when none ran or
+  /// the file was new. cudal1-opt prints them as remarks.
   std::vector<std::string> migrationRemarks() const;
   llvm::StringRef path() const;
 

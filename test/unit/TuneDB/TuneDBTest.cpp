@@ -551,15 +551,15 @@ TEST_F(TuneDBTest, PlanTextsMigrateToTheCanonicalForm) {
   llvm::Expected<TuneDB> db = TuneDB::open(path);
   ASSERT_TRUE(bool(db)) << errorOf(std::move(db));
   EXPECT_EQ(db->schemaVersion(), tuneDBSchemaVersion());
+  // One remark per migration run (2 -> 3 and any later ones), the plan
+  // texts' first.
   std::vector<std::string> remarks = db->migrationRemarks();
-  ASSERT_EQ(remarks.size(), 2u);
-  EXPECT_NE(remarks[0].find("2 plan text(s) rewritten in the canonical form (1 merged"),
-            std::string::npos)
-      << remarks[0];
-  EXPECT_NE(remarks[1].find("1 plan text(s) do not parse and were left as they are (the "
-                            "first: 'not a plan ((')"),
-            std::string::npos)
-      << remarks[1];
+  ASSERT_EQ(remarks.size(), size_t(tuneDBSchemaVersion() - 2));
+  EXPECT_EQ(remarks[0], "tuning database '" + path +
+                            "' migrated from schema version 2 to 3 (plan texts in the canonical "
+                            "printer's form): 2 plan text(s) rewritten in the canonical form (1 "
+                            "merged into an equal plan); 1 plan text(s) do not parse and were "
+                            "left as they are (the first: 'not a plan ((')");
   EXPECT_EQ(query(path, "SELECT group_concat(text, '|') FROM (SELECT text FROM plans ORDER BY "
                         "text)"),
             "|@k: coalesce; restrict|coalesce; restrict|not a plan ((");
@@ -582,7 +582,11 @@ TEST_F(TuneDBTest, PlanTextsMigrateToTheCanonicalForm) {
 TEST_F(TuneDBTest, FrozenSchemasMigrateToTheCurrentOne) {
   // Every shipped version, migrated, has exactly the fresh schema: a schema
   // edit without a migration (or a migration that differs) fails here.
-  ASSERT_TRUE(bool(TuneDB::open(file("fresh.db"))));
+  {
+    llvm::Expected<TuneDB> created = TuneDB::open(file("fresh.db"));
+    ASSERT_TRUE(bool(created)) << errorOf(std::move(created));
+    EXPECT_TRUE(created->migrationRemarks().empty()); // a new file is no news
+  }
   std::string fresh = fingerprint(file("fresh.db"));
   ASSERT_NE(fresh.find("table measurements"), std::string::npos) << fresh;
   for (int v = 1; v <= tuneDBSchemaVersion(); ++v) {
@@ -591,6 +595,14 @@ TEST_F(TuneDBTest, FrozenSchemasMigrateToTheCurrentOne) {
     llvm::Expected<TuneDB> db = TuneDB::open(path);
     ASSERT_TRUE(bool(db)) << errorOf(std::move(db));
     EXPECT_EQ(db->schemaVersion(), tuneDBSchemaVersion());
+    // One remark per migration run, each naming its versions.
+    std::vector<std::string> remarks = db->migrationRemarks();
+    ASSERT_EQ(remarks.size(), size_t(tuneDBSchemaVersion() - v));
+    for (size_t i = 0; i < remarks.size(); ++i)
+      EXPECT_NE(remarks[i].find("migrated from schema version " + std::to_string(v + i) + " to " +
+                                std::to_string(v + i + 1) + " ("),
+                std::string::npos)
+          << remarks[i];
     EXPECT_EQ(fingerprint(path), fresh) << "schema-v" << v << ".sql";
     EXPECT_EQ(count(path, "measurements_view", "plan = 'coalesce'"), 1);
     EXPECT_EQ(query(path, "PRAGMA integrity_check"), "ok");
