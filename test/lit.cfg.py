@@ -17,6 +17,9 @@ path = os.pathsep.join([config.cudal1_tools_dir, config.llvm_tools_dir,
                         os.path.join(config.cuda_root, "bin"),
                         config.environment.get("PATH", os.environ.get("PATH", ""))])
 config.environment["PATH"] = path
+# The shipped model (models/policy) would make --tune's default strategy the
+# policy: tests see the heuristic unless they install a model themselves.
+config.environment["CUDAL1_POLICY_MODEL"] = os.path.join(config.cudal1_obj_root, "no-policy-model")
 for var in ["HOME", "TMPDIR", "CUDA_VISIBLE_DEVICES"]:
     if var in os.environ:
         config.environment[var] = os.environ[var]

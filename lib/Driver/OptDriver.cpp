@@ -4,6 +4,7 @@
 #include "cudal1/Apply/ApplyBest.h"
 #include "cudal1/Frontend/CompileFlags.h"
 #include "cudal1/Frontend/Frontend.h"
+#include "cudal1/Policy/Policy.h"
 #include "cudal1/Rewrite/Instrument.h"
 #include "cudal1/Rewrite/PlanDriver.h"
 #include "cudal1/Rewrite/Reference.h"
@@ -162,6 +163,19 @@ int runPlanFile(const OptRequest &r, const std::string &planFile,
   return refused ? OptPlanRefused : OptOk;
 }
 
+/// The strategy when --strategy is not given: the learned policy where a
+/// model is installed (the shipped models/policy or $CUDAL1_POLICY_MODEL) and
+/// this build can run it, else the heuristic. Said once, so that a user knows
+/// which search produced the result.
+std::string defaultStrategy() {
+  std::string dir = cudal1::defaultPolicyModelDir();
+  if (!cudal1::policyBackendAvailable() || !sys::fs::exists(dir + "/model.json"))
+    return "heuristic";
+  WithColor::remark(errs(), "cudal1")
+      << "strategy policy (the model in '" << dir << "'; --strategy heuristic to change)\n";
+  return "policy";
+}
+
 /// --tune, --emit-bundle and --import-results: one tuning session.
 int runTuning(const OptRequest &r, const RewriteInput &in) {
   SessionOptions so;
@@ -175,7 +189,7 @@ int runTuning(const OptRequest &r, const RewriteInput &in) {
   so.race = r.race.value_or(0);
   so.screen = r.screen.value_or(1);
   so.judge = r.judge;
-  so.strategy = r.strategy;
+  so.strategy = r.strategy.empty() ? defaultStrategy() : r.strategy;
   so.seed = r.seed;
   so.setup = programSetup(in, r.buildCmd, r.runCmd, so.arch);
   so.setup.timeRegex = r.timeRegex;

@@ -73,8 +73,10 @@ Opt<JudgeMode>
                      clEnumValN(JudgeMode::Replay, "replay", "the same"),
                      clEnumValN(JudgeMode::Program, "program", "every plan as a whole program")),
           cl::cat(cat));
-Opt<S> strategy("strategy", cl::desc("heuristic (default), random or policy (docs/Policy.md)"),
-                cl::init("heuristic"), cl::cat(cat));
+Opt<S> strategy("strategy",
+                cl::desc("policy (the default when a model is installed, docs/Policy.md), "
+                         "heuristic (the default otherwise) or random"),
+                cl::cat(cat));
 Opt<unsigned> seed("seed", cl::desc("Seed of the random strategy"), cl::init(1), cl::cat(cat));
 Opt<S> buildCmd("build-cmd", cl::value_desc("command"), cl::cat(cat),
                 cl::desc("How the program is built, with {src} and {exe} (default: nvcc -O3 "

@@ -47,7 +47,9 @@ struct OptRequest {
   double timeLimit = 0;
   std::optional<unsigned> race, screen;
   JudgeMode judge = JudgeMode::Auto;
-  std::string strategy = "heuristic";
+  /// Empty: "policy" when a model is installed and this build runs it
+  /// (docs/Policy.md), else "heuristic".
+  std::string strategy;
   unsigned seed = 1;
   std::string buildCmd, runCmd, timeRegex, ignoreRegex;
   double relTol = 1e-4;
