@@ -46,9 +46,10 @@ std::vector<std::string> localIncludes(const std::string &file, const std::strin
 
 } // namespace
 
-Status writeProgramBundle(const std::string &dir, const ProgramSetup &setup,
-                          const std::vector<Candidate> &cands, const std::vector<std::string> &keys,
-                          const std::vector<std::string> &names) {
+Expected<ProgramBundle> writeProgramBundle(const std::string &dir, const ProgramSetup &setup,
+                                           const std::vector<Candidate> &cands,
+                                           const std::vector<std::string> &keys,
+                                           const std::vector<std::string> &names) {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return makeError("cannot create ", dir, ": ", ec.message());
   Expected<std::vector<uint8_t>> orig = readWholeFile(setup.originalFile);
@@ -94,7 +95,9 @@ Status writeProgramBundle(const std::string &dir, const ProgramSetup &setup,
   }
   if (Status s_ = writeText(dir + "/plans.tsv", plans); !s_.ok())
     return s_;
-  return writeProgramManifest(b, dir);
+  if (Status s_ = writeProgramManifest(b, dir); !s_.ok())
+    return s_;
+  return b;
 }
 
 Expected<std::vector<BundlePlan>> readBundlePlans(const std::string &dir) {
@@ -193,9 +196,9 @@ ProgramEvaluator::evaluate(const std::vector<Candidate> &cands) {
     return fail(tmp.error());
   std::string dir = *tmp;
   ++batch;
-  if (Status s = writeProgramBundle(dir, setup, cands, keys, names); !s.ok())
-    return fail(s);
-  Expected<ProgramBundle> b = readProgramBundle(dir);
+  // The bundle as written: its sources are files for the user's build
+  // command, its manifest is not read back.
+  Expected<ProgramBundle> b = writeProgramBundle(dir, setup, cands, keys, names);
   if (!b.ok())
     return fail(b.error());
   ProgramEvalOptions o = options;

@@ -442,9 +442,9 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
       cands.push_back(std::move(*c));
     if (cands.empty())
       return failed(SessionStatus::NothingToDo, "no legal plan to try in " + in.file);
-    Status s = writeProgramBundle(o.bundleDir, setup, cands, keys, names);
-    if (!s.ok())
-      return failed(SessionStatus::InputError, s.message());
+    Expected<ProgramBundle> b = writeProgramBundle(o.bundleDir, setup, cands, keys, names);
+    if (!b.ok())
+      return failed(SessionStatus::InputError, b.error().message());
     *o.out << "wrote " << cands.size() << " variants to " << o.bundleDir
            << "; evaluate them on a GPU machine with\n  cudal1-eval " << o.bundleDir
            << "\nthen: cudal1-opt " << in.file << " --import-results " << o.bundleDir

@@ -30,11 +30,13 @@ struct ProgramSetup {
 /// Writes DIR/manifest.txt, DIR/original.cu (a copy of the user's file), one
 /// source per candidate, the headers next to the user's file that it
 /// includes with quotes, and DIR/plans.tsv (id, kernel key, kernel, plan,
-/// hash); the manifest carries the same variantHash per variant.
-Status writeProgramBundle(const std::string &dir, const ProgramSetup &setup,
-                          const std::vector<Candidate> &candidates,
-                          const std::vector<std::string> &kernelKeys,
-                          const std::vector<std::string> &kernelNames);
+/// hash); the manifest carries the same variantHash per variant. Returns
+/// the bundle written, so that an evaluator in this process takes it as it
+/// is instead of reading the manifest back.
+Expected<ProgramBundle> writeProgramBundle(const std::string &dir, const ProgramSetup &setup,
+                                           const std::vector<Candidate> &candidates,
+                                           const std::vector<std::string> &kernelKeys,
+                                           const std::vector<std::string> &kernelNames);
 
 /// One line of plans.tsv.
 struct BundlePlan {

@@ -45,8 +45,13 @@ struct Bundle {
     EXPECT_TRUE(s.ok()) << s.message();
   }
   void emit(const std::vector<Candidate> &cands) {
-    Status s = writeProgramBundle(dir + "/b", setup, cands, {"k1"}, {"sum"});
-    ASSERT_TRUE(s.ok()) << s.message();
+    Expected<ProgramBundle> b = writeProgramBundle(dir + "/b", setup, cands, {"k1"}, {"sum"});
+    ASSERT_TRUE(b.ok()) << b.error().message();
+    // What was written reads back as it was returned.
+    Expected<ProgramBundle> read = readProgramBundle(dir + "/b");
+    ASSERT_TRUE(read.ok()) << read.error().message();
+    EXPECT_EQ(formatProgramManifest(*read), formatProgramManifest(*b));
+    EXPECT_EQ(read->dir, b->dir);
   }
   /// What cudal1-eval writes: a result per variant with the manifest's plan
   /// hash and the hash of the source it built.
