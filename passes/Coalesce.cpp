@@ -266,9 +266,10 @@ std::string Coalesce::legality(TransformContext &ctx, Target t) const {
       if (std::string f = userCall(ctx, e); !f.empty())
         return "the configuration of launch #" + std::to_string(id) + " calls " + f +
                ", which the rewrite would evaluate more than once";
-      if (e->getBeginLoc().isMacroID() || e->getEndLoc().isMacroID())
-        return "the configuration of launch #" + std::to_string(id) + " is written inside a macro";
-      if (!ctx.unit.ast().getSourceManager().isInMainFile(e->getBeginLoc()))
+      if (std::string why; configRange(ctx, id, which, &why).isInvalid())
+        return why;
+      const SourceManager &sm = ctx.unit.ast().getSourceManager();
+      if (!sm.isInMainFile(sm.getFileLoc(e->getBeginLoc())))
         return "launch #" + std::to_string(id) + " is in a header";
     }
   return referencedOutsideLaunches(ctx, t.kernel);
@@ -294,8 +295,7 @@ llvm::Error Coalesce::apply(TransformContext &ctx, Target t, const PlanStep &) c
   for (unsigned id : distinctLaunches(ctx, t.kernel))
     for (unsigned which : {0u, 1u}) {
       const Expr *e = launchConfigArg(ctx, id, which)->IgnoreUnlessSpelledInSource();
-      ctx.rewriter.ReplaceText(CharSourceRange::getTokenRange(e->getSourceRange()),
-                               swapped(ast, e));
+      ctx.rewriter.ReplaceText(configRange(ctx, id, which), swapped(ast, e));
     }
   return llvm::Error::success();
 }

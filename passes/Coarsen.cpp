@@ -46,8 +46,8 @@ std::string Coarsen::legality(TransformContext &ctx, Target t) const {
     e = e->IgnoreUnlessSpelledInSource();
   if (!e || e->HasSideEffects(ctx.unit.ast(), /*IncludePossibleEffects=*/false))
     return "the grid expression has side effects";
-  if (e->getBeginLoc().isMacroID() || e->getEndLoc().isMacroID())
-    return "the grid expression is written inside a macro";
+  if (std::string why; configRange(ctx, t.launch, 0, &why).isInvalid())
+    return why;
   if (spelled(ctx.unit.ast(), e).empty())
     return "the grid expression has no source text";
   return "";
@@ -77,7 +77,7 @@ llvm::Error Coarsen::apply(TransformContext &ctx, Target t, const PlanStep &step
   std::string ng = gridstride::shrunkGrid(ctx.unit.ast(), g, f);
   LLVM_DEBUG(llvm::dbgs() << "coarsen: grid " << spelled(ctx.unit.ast(), g) << " -> " << ng
                           << "\n");
-  ctx.rewriter.ReplaceText(CharSourceRange::getTokenRange(g->getSourceRange()), ng);
+  ctx.rewriter.ReplaceText(configRange(ctx, t.launch, 0), ng);
   return llvm::Error::success();
 }
 

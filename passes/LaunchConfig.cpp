@@ -80,8 +80,8 @@ std::string LaunchConfig::legality(TransformContext &ctx, Target t) const {
       e = e->IgnoreUnlessSpelledInSource();
     if (!e || e->HasSideEffects(ctx.unit.ast(), /*IncludePossibleEffects=*/false))
       return "the launch configuration has side effects";
-    if (e->getBeginLoc().isMacroID() || e->getEndLoc().isMacroID())
-      return "the launch configuration is written inside a macro";
+    if (std::string why; configRange(ctx, t.launch, which, &why).isInvalid())
+      return why;
   }
   return "";
 }
@@ -149,8 +149,8 @@ llvm::Error LaunchConfig::apply(TransformContext &ctx, Target t, const PlanStep 
     newBlock = "dim3(" + std::to_string(nb[0]) + ", " + std::to_string(nb[1]) + ", " +
                std::to_string(nb[2]) + ")";
   }
-  ctx.rewriter.ReplaceText(CharSourceRange::getTokenRange(gs->getSourceRange()), newGrid);
-  ctx.rewriter.ReplaceText(CharSourceRange::getTokenRange(bs->getSourceRange()), newBlock);
+  ctx.rewriter.ReplaceText(configRange(ctx, t.launch, 0), newGrid);
+  ctx.rewriter.ReplaceText(configRange(ctx, t.launch, 1), newBlock);
   return llvm::Error::success();
 }
 

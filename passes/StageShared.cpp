@@ -560,11 +560,10 @@ std::string legalityOf(TransformContext &ctx, unsigned kernel, Pattern &p) {
       if (std::string f = userCall(ctx.unit.ast(), e); !f.empty())
         return "launch #" + std::to_string(l) + ": the grid or block calls " + f +
                ", which the new grid would evaluate more than once";
-      if (e->getBeginLoc().isMacroID() || e->getEndLoc().isMacroID() ||
-          !sm.isWrittenInMainFile(e->getBeginLoc()))
-        return "launch #" + std::to_string(l) +
-               ": the grid or block is written in a macro or "
-               "another file";
+      if (std::string why; configRange(ctx, l, which, &why).isInvalid())
+        return why;
+      if (!sm.isInMainFile(sm.getFileLoc(e->getBeginLoc())))
+        return "launch #" + std::to_string(l) + ": the grid or block is written in another file";
     }
   return "";
 }
@@ -681,11 +680,9 @@ llvm::Error StageShared::apply(TransformContext &ctx, Target t, const PlanStep &
       return "(unsigned)(((size_t)" + g + "." + d + " * " + b + "." + d + " + " +
              std::to_string(q.tile - 1) + ") / " + T + ")";
     };
-    ctx.rewriter.ReplaceText(CharSourceRange::getTokenRange(grid->getSourceRange()),
-                             "dim3(" + cover("x") + ", " + cover("y") + ", " + g + ".z * " + b +
-                                 ".z)");
-    ctx.rewriter.ReplaceText(CharSourceRange::getTokenRange(block->getSourceRange()),
-                             "dim3(" + T + ", " + BY + ")");
+    ctx.rewriter.ReplaceText(configRange(ctx, l, 0), "dim3(" + cover("x") + ", " + cover("y") +
+                                                         ", " + g + ".z * " + b + ".z)");
+    ctx.rewriter.ReplaceText(configRange(ctx, l, 1), "dim3(" + T + ", " + BY + ")");
   }
   LLVM_DEBUG(llvm::dbgs() << "stage-shared: tile " << q.tile << ", pad " << q.pad << ", rows "
                           << q.rows << ", computed along " << (p.readAlongX ? "x" : "y") << "\n");

@@ -516,10 +516,11 @@ std::string registerBlockingLegality(TransformContext &ctx, unsigned kernel, con
   for (unsigned l : launches) {
     const Expr *b = launchConfigArg(ctx, l, 1);
     b = b ? b->IgnoreUnlessSpelledInSource() : nullptr;
-    if (!b || b->getBeginLoc().isMacroID() || b->getEndLoc().isMacroID() ||
-        !sm.isInMainFile(b->getBeginLoc()))
+    if (std::string why; !b || configRange(ctx, l, 1, &why).isInvalid())
+      return "rb: " + (b ? why : "launch #" + std::to_string(l) + " has no block argument");
+    if (!sm.isInMainFile(sm.getFileLoc(b->getBeginLoc())))
       return "rb: the block argument of launch #" + std::to_string(l) +
-             " is not written in this file outside macros";
+             " is not written in this file";
   }
   return "";
 }
@@ -790,8 +791,6 @@ void TileShared::applyRegisterBlocking(TransformContext &ctx, Target t, unsigned
 
   // The launches: the same grid, blocks of T x T/rb threads.
   for (unsigned l : distinctLaunches(ctx, t.kernel)) {
-    const Expr *e = launchConfigArg(ctx, l, 1)->IgnoreUnlessSpelledInSource();
-    ctx.rewriter.ReplaceText(CharSourceRange::getTokenRange(e->getSourceRange()),
-                             "dim3(" + T + ", " + S + ")");
+    ctx.rewriter.ReplaceText(configRange(ctx, l, 1), "dim3(" + T + ", " + S + ")");
   }
 }

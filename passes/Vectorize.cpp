@@ -422,8 +422,8 @@ std::string launchProblem(TransformContext &ctx, unsigned kernel) {
     std::string launch = "the grid of launch #" + std::to_string(id);
     if (!e || e->HasSideEffects(ctx.unit.ast(), /*IncludePossibleEffects=*/false))
       return launch + " has side effects";
-    if (e->getBeginLoc().isMacroID() || e->getEndLoc().isMacroID())
-      return launch + " is written inside a macro";
+    if (std::string why; configRange(ctx, id, 0, &why).isInvalid())
+      return why;
     if (spelled(ctx.unit.ast(), e).empty())
       return launch + " has no source text";
   }
@@ -704,8 +704,7 @@ llvm::Error Vectorize::apply(TransformContext &ctx, Target t, const PlanStep &st
   // 4. The launches: ceil(grid.x / W).
   for (unsigned id : distinctLaunches(ctx, t.kernel)) {
     const Expr *gr = launchConfigArg(ctx, id, 0)->IgnoreUnlessSpelledInSource();
-    ctx.rewriter.ReplaceText(CharSourceRange::getTokenRange(gr->getSourceRange()),
-                             gridstride::shrunkGrid(ast, gr, lanes));
+    ctx.rewriter.ReplaceText(configRange(ctx, id, 0), gridstride::shrunkGrid(ast, gr, lanes));
   }
   LLVM_DEBUG(llvm::dbgs() << "vectorize: " << lanes << " lanes\n");
   return llvm::Error::success();

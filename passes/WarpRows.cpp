@@ -405,9 +405,10 @@ std::string matchRegion(TransformContext &ctx, unsigned kernel, Region &r) {
         e = e->IgnoreUnlessSpelledInSource();
       if (!e || e->HasSideEffects(ast))
         return "launch #" + std::to_string(l) + ": the grid or block has side effects";
-      if (e->getBeginLoc().isMacroID() || e->getEndLoc().isMacroID() ||
-          !sm.isWrittenInMainFile(e->getBeginLoc()))
-        return "launch #" + std::to_string(l) + " is written in a macro or another file";
+      if (std::string why; configRange(ctx, l, which, &why).isInvalid())
+        return why;
+      if (!sm.isInMainFile(sm.getFileLoc(e->getBeginLoc())))
+        return "launch #" + std::to_string(l) + " is written in another file";
     }
   return "";
 }
@@ -506,10 +507,10 @@ llvm::Error WarpRows::apply(TransformContext &ctx, Target t, const PlanStep &ste
     const Expr *grid = launchConfigArg(ctx, l, 0)->IgnoreUnlessSpelledInSource();
     const Expr *block = launchConfigArg(ctx, l, 1)->IgnoreUnlessSpelledInSource();
     std::string blockText = spelled(ast, block);
-    rw.ReplaceText(CharSourceRange::getTokenRange(grid->getSourceRange()),
-                   "cudal1WarpRowsGrid(" + spelled(ast, grid) + ", " + blockText + ", " +
-                       std::to_string(lanes) + ", " + std::to_string(kBlock) + ")");
-    rw.ReplaceText(CharSourceRange::getTokenRange(block->getSourceRange()), std::to_string(kBlock));
+    rw.ReplaceText(configRange(ctx, l, 0), "cudal1WarpRowsGrid(" + spelled(ast, grid) + ", " +
+                                               blockText + ", " + std::to_string(lanes) + ", " +
+                                               std::to_string(kBlock) + ")");
+    rw.ReplaceText(configRange(ctx, l, 1), std::to_string(kBlock));
     ctx.insertHelperBefore(ctx.unit.launchFunction(l), "cudal1WarpRowsGrid", runtime::warpRowsHost);
   }
   LLVM_DEBUG(llvm::dbgs() << "warp-rows: " << r.loops.size() << " row loop(s), lanes=" << lanes

@@ -1,5 +1,6 @@
 // Helpers shared by the passes.
 #include "cudal1/Rewrite/RewriteUtils.h"
+#include "cudal1/Rewrite/HostCode.h"
 
 #include "cudal1/Analysis/AffineIndex.h"
 #include <set>
@@ -59,6 +60,41 @@ const Expr *cudal1::launchConfigArg(TransformContext &ctx, unsigned launch, unsi
   if (!cfg || which >= cfg->getNumArgs())
     return nullptr;
   return cfg->getArg(which);
+}
+
+clang::CharSourceRange cudal1::configRange(TransformContext &ctx, unsigned launch, unsigned which,
+                                           std::string *why) {
+  ASTContext &ast = ctx.unit.ast();
+  const char *what = which == 0 ? "the grid of launch #" : "the block of launch #";
+  const Expr *e = launchConfigArg(ctx, launch, which);
+  if (e)
+    e = e->IgnoreUnlessSpelledInSource();
+  CharSourceRange r = e ? statementRange(ast, e) : CharSourceRange();
+  if (r.isInvalid()) {
+    if (why)
+      *why = !e ? std::string(what) + std::to_string(launch) + " is not written"
+                : writtenByMacro(ast, e, what + std::to_string(launch));
+    if (why && why->empty())
+      *why = std::string(what) + std::to_string(launch) + " has no text of its own in the file";
+    return CharSourceRange();
+  }
+  // A macro that expands its argument twice makes two launches of one text.
+  for (const LaunchSite &o : ctx.model().launches) {
+    if (o.id == launch)
+      continue;
+    const Expr *oe = launchConfigArg(ctx, o.id, which);
+    if (!oe || !oe->getBeginLoc().isMacroID())
+      continue;
+    CharSourceRange orr = statementRange(ast, oe->IgnoreUnlessSpelledInSource());
+    if (orr.isValid() && orr.getBegin() == r.getBegin()) {
+      if (why)
+        *why = std::string(what) + std::to_string(launch) +
+               " is written once for several launches (#" + std::to_string(launch) + " and #" +
+               std::to_string(o.id) + ": a macro expands it more than once)";
+      return CharSourceRange();
+    }
+  }
+  return r;
 }
 
 std::optional<unsigned> cudal1::constantBlockSize(TransformContext &ctx, unsigned launch) {

@@ -17,7 +17,16 @@
 // RUN: grep -v "^ *// [A-Z-]*:" %t.graph.cu | FileCheck %s --check-prefix=GRAPH
 // RUN: %if nvcc %{ nvcc -arch=sm_90 -c -o %t.graph.o %t.graph.cu %}
 //
+// Launch configurations: dim3 built inline, a launch that is a macro's
+// argument (its text is the file's).
+// RUN: cudal1-opt %s --plan '@#3: launch-config(block=128); @#6: launch-config(block=128)' \
+// RUN:   -o %t.config.cu -- -x cuda
+// RUN: grep -v "^ *// [A-Z-]*:" %t.config.cu | FileCheck %s --check-prefix=CONFIG
+// RUN: %if nvcc %{ nvcc -arch=sm_90 -c -o %t.config.o %t.config.cu %}
+//
 // The refusals, each with its reason; nothing is written.
+// RUN: not cudal1-opt %s --plan '@#8: launch-config(block=128)' -- -x cuda 2>&1 | FileCheck %s --check-prefix=MACRO-BODY
+// RUN: not cudal1-opt %s --plan '@#9: coarsen(factor=2)' -- -x cuda 2>&1 | FileCheck %s --check-prefix=MACRO-GRID
 // RUN: not cudal1-opt %s --plan '@#0: streams' -o %t.bad.cu -- -x cuda 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=STREAMS-FOR
 // RUN: not test -e %t.bad.cu
@@ -27,6 +36,8 @@
 #include <cstdio>
 #include <cuda_runtime.h>
 
+#define GRID(n) (((n) + 255) / 256)
+#define LAUNCH_SCALE(p) scale<<<GRID(n), 256>>>(p, 2.0f, n)
 #define TIMED(...)                                                                                 \
   do {                                                                                             \
     __VA_ARGS__;                                                                                   \
@@ -46,6 +57,7 @@ __global__ void scale(float *a, float s, int n) {
 
 // LIB-LABEL: int main(
 // GRAPH-LABEL: int main(
+// CONFIG-LABEL: int main(
 int main() {
   const int n = 1 << 20, parts = 4;
   float *A[4], *out, *x;
@@ -69,6 +81,8 @@ int main() {
   else
     scale<<<(n + 255) / 256, 256>>>(x, 0.5f, n);
   int r = 0;
+  // CONFIG: while (r++ < 2)
+  // CONFIG-NEXT: scale<<<dim3((dim3(dim3((n + 255) / 256)).x * dim3(dim3(256)).x + 127) / 128, {{.*}}), dim3(128, 1, 1)>>>(x, 2.0f, n);
   while (r++ < 2)
     scale<<<dim3((n + 255) / 256), dim3(256)>>>(x, 2.0f, n);
   // GRAPH: for (int rep = 0; rep < 2; ++rep)
@@ -82,8 +96,11 @@ int main() {
       scale<<<(n + 255) / 256, 256>>>(x, 1.0f, n);
       scale<<<dim3((n + 255) / 256, 1, 1), dim3(256, 1, 1)>>>(A[0], 1.0f, n);
     }
+  // CONFIG: TIMED(total<<<(unsigned)(((size_t)((n + 255) / 256) * (256) + 127) / 128), 128>>>(x, out, n));
   TIMED(total<<<(n + 255) / 256, 256>>>(x, out, n));
   cudaError_t e = (total<<<(n + 255) / 256, 256>>>(x, out, n), cudaGetLastError());
+  LAUNCH_SCALE(x);
+  scale<<<GRID(n), 256>>>(x, 2.0f, n);
   cudaDeviceSynchronize();
   float h[4] = {0, 0, 0, 0};
   if (e == cudaSuccess)
@@ -115,7 +132,9 @@ int main() {
 // LIST-LABEL: copy #0 cudaMemcpy
 // LIST-NEXT: - async-copy: the copy is the then branch of an if written without braces: no launch follows it there
 
-// STREAMS-FOR: error: step 1 (streams): not legal at launch site #0 ({{.*}}statement-shapes.cu:61:5): the launch is the body of a for loop written without braces: no launch follows it there
+// STREAMS-FOR: error: step 1 (streams): not legal at launch site #0 ({{.*}}statement-shapes.cu:{{[0-9]+}}:5): the launch is the body of a for loop written without braces: no launch follows it there
 // MACRO-ARG: error: step 1 (library): not legal at launch site #6 ({{.*}}): the launch is an argument of macro TIMED
 // OPERAND: error: step 1 (library): not legal at launch site #7 ({{.*}}): the launch is an operand of a larger expression
+// MACRO-BODY: error: step 1 (launch-config): not legal at launch site #8 ({{.*}}): the grid of launch #8 is written inside macro GRID ({{.*}}statement-shapes.cu:{{[0-9]+}}); cudal1 does not edit macro expansions
+// MACRO-GRID: error: step 1 (coarsen): not legal at launch site #9 ({{.*}}): the grid of launch #9 is written inside macro GRID ({{.*}}statement-shapes.cu:{{[0-9]+}}); cudal1 does not edit macro expansions
 // COPY: error: step 1 (async-copy): not legal at host copy #0: the copy is the then branch of an if written without braces

@@ -37,6 +37,16 @@ llvm::DenseSet<const clang::VarDecl *> declaredIn(const clang::Stmt *s);
 /// The spelled-in-source grid (0) or block (1) argument of a launch.
 const clang::Expr *launchConfigArg(TransformContext &ctx, unsigned launch, unsigned which);
 
+/// The file text to edit for a launch's grid (0) or block (1) argument
+/// (implicit conversions and parentheses aside, as spelled() reads it):
+/// also when the launch is (inside) a macro's argument, whose text is the
+/// file's; invalid when a macro's own body writes it (`LAUNCH(p)`, a grid
+/// `GRID(n)` whose expression is the macro's), or when a macro expands the
+/// argument into more than one launch (one edit would change them all).
+/// `why` (when given) gets the reason then, naming the macro.
+clang::CharSourceRange configRange(TransformContext &ctx, unsigned launch, unsigned which,
+                                   std::string *why = nullptr);
+
 /// The number of threads per block of a launch when it is a compile-time
 /// constant (an integer, dim3(a, b, c) or a dim3 variable initialised with
 /// constants), else nullopt.
