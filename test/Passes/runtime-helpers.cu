@@ -3,6 +3,7 @@
 // RUN: cudal1-opt %S/streams.cu --plan '@#0: streams; @#3: streams' -o %t.streams.cu
 // RUN: cudal1-opt %S/graph.cu --plan '@loop#0: graph' -o %t.graph.cu
 // RUN: cudal1-opt %S/async-copy.cu --plan '@copy#0: async-copy' -o %t.copy.cu
+// RUN: cudal1-opt %S/persistent.cu --plan '@loop#0: persistent' -o %t.persistent.cu
 // RUN: cudal1-opt %S/library.cu --plan '@#0: library' -o %t.gemm.cu
 // RUN: cudal1-opt %S/library.cu --plan '@#11: library' -o %t.sum.cu
 // RUN: cudal1-opt %S/vectorize.cu --plan '@axpy: vectorize(width=16)' -o %t.vec.cu
@@ -10,6 +11,7 @@
 // RUN: %python %S/Inputs/has-helper.py %t.streams.cu %src_root/passes/runtime/side-stream.cuh > %t.log
 // RUN: %python %S/Inputs/has-helper.py %t.graph.cu %src_root/passes/runtime/graph-loop.cuh >> %t.log
 // RUN: %python %S/Inputs/has-helper.py %t.copy.cu %src_root/passes/runtime/async-copy.cuh >> %t.log
+// RUN: %python %S/Inputs/has-helper.py %t.persistent.cu %src_root/passes/runtime/persistent.cuh >> %t.log
 // RUN: %python %S/Inputs/has-helper.py %t.gemm.cu %src_root/passes/runtime/cublas.cuh >> %t.log
 // RUN: %python %S/Inputs/has-helper.py %t.sum.cu %src_root/passes/runtime/cub-sum.cuh >> %t.log
 // RUN: %python %S/Inputs/has-helper.py %t.vec.cu %src_root/passes/runtime/aligned.cuh >> %t.log
@@ -22,6 +24,7 @@
 // CHECK: side-stream.cuh: verbatim
 // CHECK: graph-loop.cuh: verbatim
 // CHECK: async-copy.cuh: verbatim
+// CHECK: persistent.cuh: verbatim
 // CHECK: cublas.cuh: verbatim
 // CHECK: cub-sum.cuh: verbatim
 // CHECK: aligned.cuh: verbatim
