@@ -180,6 +180,17 @@ int heuristicRank(const PlanStep &s) {
   if (t == "grid-stride")
     return 85;
   // Host-side moves: for launch-bound programs these are where the time is.
+  // persistent is offered only on loops that do nothing but launch (and
+  // replayable host arithmetic), and its helper falls back to the loop's
+  // own launches where its cost rule says the form would lose: the owner
+  // form (the same threads, no barrier, one launch for the loop) first,
+  // then the cooperative grid, both before a graph (0.5 us per node
+  // against a barrier per phase); one block only after the graph, as it
+  // pays only where a launch fits one block.
+  if (t == "persistent") {
+    std::string f = paramOf(s, "form");
+    return f == "owner" ? 13 : f == "block" ? 16 : 14;
+  }
   if (t == "graph" || t == "drop-sync")
     return 15;
   // Fusing an element-wise chain saves a round trip through memory per

@@ -33,6 +33,8 @@ TEST(ReplayEvaluator, KernelAndLaunchConfigPlansReplay) {
   EXPECT_NE(whyNotReplayable(plan("@k: fuse"), 1), "");
   EXPECT_NE(whyNotReplayable(plan("@k: streams"), 1), "");
   EXPECT_NE(whyNotReplayable(plan("@loop#0: graph"), 1), "");
+  EXPECT_NE(whyNotReplayable(plan("@loop#0: persistent(form=grid)"), 1), "");
+  EXPECT_NE(whyNotReplayable(plan("@k: restrict; @loop#0: persistent"), 1), "");
   EXPECT_NE(whyNotReplayable(plan("@sync#0: drop-sync"), 1), "");
   EXPECT_NE(whyNotReplayable(plan("@k: warp-reduce; @sync#0: drop-sync"), 1), "");
   EXPECT_NE(whyNotReplayable(Plan{}, 1), "");

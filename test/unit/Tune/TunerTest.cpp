@@ -354,6 +354,34 @@ TEST(Strategy, UnknownNameIsNull) {
             heuristicRank(step("@k: launch-config(block=128)")));
 }
 
+// persistent on a host loop: the owner form first, the cooperative grid
+// before a graph, one block after it (it pays only where a launch fits one
+// block); the forms of one loop are never paired with each other.
+TEST(Strategy, HeuristicRanksPersistentForms) {
+  EXPECT_LT(heuristicRank(step("@loop#3: persistent(form=owner)")),
+            heuristicRank(step("@loop#3: persistent(form=grid)")));
+  EXPECT_LT(heuristicRank(step("@loop#3: persistent(form=grid)")),
+            heuristicRank(step("@loop#3: graph")));
+  EXPECT_LT(heuristicRank(step("@loop#3: graph")),
+            heuristicRank(step("@loop#3: persistent(form=block)")));
+  KernelState k;
+  k.name = "(host)";
+  k.host = true;
+  k.steps = {step("@loop#3: graph"), step("@loop#3: persistent(form=block)"),
+             step("@loop#3: persistent(form=grid)"), step("@loop#3: persistent(form=owner)")};
+  std::vector<Proposal> p = makeStrategy("heuristic", 1)->propose(k, 12);
+  std::vector<std::string> texts;
+  for (const Proposal &x : p)
+    texts.push_back(x.text());
+  ASSERT_GE(texts.size(), 4u) << ::testing::PrintToString(texts);
+  EXPECT_EQ(texts[0], "@loop#3: persistent(form=owner)");
+  EXPECT_EQ(texts[1], "@loop#3: persistent(form=grid)");
+  EXPECT_EQ(texts[2], "@loop#3: graph");
+  EXPECT_EQ(texts[3], "@loop#3: persistent(form=block)");
+  for (const std::string &t : texts)
+    EXPECT_EQ(t.find("persistent(form=owner); persistent"), std::string::npos) << t;
+}
+
 // One round asking for more plans than there are single steps (the split
 // path's whole budget): after the singles in rank order come pairs of
 // compatible steps, the best-ranked first, none repeated.
