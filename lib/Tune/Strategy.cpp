@@ -186,12 +186,17 @@ int heuristicRank(const PlanStep &s) {
   // form (the same threads, no barrier, one launch for the loop) first,
   // then the cooperative grid, both before a graph (0.5 us per node
   // against a barrier per phase); one block only after the graph, as it
-  // pays only where a launch fits one block.
+  // pays only where a launch fits one block. Dropping a synchronization
+  // comes first of all: it removes a host stall at no cost to the device
+  // and never loses, where the persistent grid form measured 0.44x-1.17x
+  // on the H200 (docs/results/issue18-transforms-h200.md).
+  if (t == "drop-sync")
+    return 12;
   if (t == "persistent") {
     std::string f = paramOf(s, "form");
     return f == "owner" ? 13 : f == "block" ? 16 : 14;
   }
-  if (t == "graph" || t == "drop-sync")
+  if (t == "graph")
     return 15;
   // Fusing an element-wise chain saves a round trip through memory per
   // launch pair: the expert's main move on such chains, tried right after

@@ -358,6 +358,8 @@ TEST(Strategy, UnknownNameIsNull) {
 // before a graph, one block after it (it pays only where a launch fits one
 // block); the forms of one loop are never paired with each other.
 TEST(Strategy, HeuristicRanksPersistentForms) {
+  EXPECT_LT(heuristicRank(step("@sync#0: drop-sync")),
+            heuristicRank(step("@loop#3: persistent(form=owner)")));
   EXPECT_LT(heuristicRank(step("@loop#3: persistent(form=owner)")),
             heuristicRank(step("@loop#3: persistent(form=grid)")));
   EXPECT_LT(heuristicRank(step("@loop#3: persistent(form=grid)")),
