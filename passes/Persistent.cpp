@@ -147,7 +147,14 @@ std::string typeProblem(QualType t) {
 /// The type as a declaration at namespace scope writes it.
 std::string typeText(ASTContext &ast, QualType t) {
   t = t.getUnqualifiedType();
-  if (t->getContainedAutoType() || isa<DecltypeType>(t.getTypePtr()))
+  // A typedef of the function, auto and decltype are spelled as what they
+  // stand for (the kernel is declared at namespace scope).
+  auto localName = [](QualType q) {
+    const TypedefType *td = q->getAs<TypedefType>();
+    return td && td->getDecl()->getDeclContext()->isFunctionOrMethod();
+  };
+  if (t->getContainedAutoType() || isa<DecltypeType>(t.getTypePtr()) || localName(t) ||
+      (t->isPointerType() && localName(t->getPointeeType())))
     t = t.getCanonicalType().getUnqualifiedType();
   PrintingPolicy pp(ast.getLangOpts());
   return t.getAsString(pp);
@@ -340,11 +347,40 @@ bool isBuiltinIndex(const VarDecl *vd) {
   return n == "threadIdx" || n == "blockIdx" || n == "blockDim" || n == "gridDim";
 }
 
-/// A device function that `fd` calls (a few levels down) and that reads a
-/// thread or block index itself: in the block and grid forms it would see
-/// the persistent kernel's threads, not the launch's. Returns "" if none.
-std::string calleeReadingIndices(const FunctionDecl *fd, unsigned depth,
-                                 std::set<const FunctionDecl *> &seen) {
+/// Whether a device function's body reads a thread or block index itself:
+/// in the block and grid forms it would see the persistent kernel's
+/// threads, not the launch's.
+bool readsIndices(const FunctionDecl *f) {
+  bool reads = false;
+  forEachStmt(f->getBody(), [&](const Stmt *x) {
+    if (auto *dre = dyn_cast<DeclRefExpr>(x))
+      reads |= isBuiltinIndex(dyn_cast<VarDecl>(dre->getDecl()));
+  });
+  return reads;
+}
+
+/// Whether a device function synchronizes threads (a barrier, a fence,
+/// warp-level intrinsics) or declares shared memory.
+bool synchronizes(const FunctionDecl *f) {
+  if (usesWarpIntrinsics(f))
+    return true;
+  for (const std::string &c : calleeNames(f))
+    if (StringRef(c).starts_with("__syncthreads") || StringRef(c).starts_with("__threadfence") ||
+        StringRef(c).starts_with("__barrier"))
+      return true;
+  bool shared = false;
+  forEachStmt(f->getBody(), [&](const Stmt *x) {
+    if (auto *ds = dyn_cast<DeclStmt>(x))
+      for (const Decl *d : ds->decls())
+        shared |= d->hasAttr<CUDASharedAttr>();
+  });
+  return shared;
+}
+
+/// The first device function that `fd` calls (a few levels down, not in
+/// system headers) for which `test` holds; "" if none.
+std::string calleeThat(const FunctionDecl *fd, unsigned depth, std::set<const FunctionDecl *> &seen,
+                       bool (*test)(const FunctionDecl *)) {
   std::string found;
   forEachStmt(fd->getBody(), [&](const Stmt *s) {
     if (!found.empty())
@@ -356,15 +392,10 @@ std::string calleeReadingIndices(const FunctionDecl *fd, unsigned depth,
       return;
     if (callee->getASTContext().getSourceManager().isInSystemHeader(callee->getLocation()))
       return;
-    bool reads = false;
-    forEachStmt(callee->getBody(), [&](const Stmt *x) {
-      if (auto *dre = dyn_cast<DeclRefExpr>(x))
-        reads |= isBuiltinIndex(dyn_cast<VarDecl>(dre->getDecl()));
-    });
-    if (reads)
+    if (test(callee))
       found = callee->getNameAsString();
     else if (depth > 0)
-      found = calleeReadingIndices(callee, depth - 1, seen);
+      found = calleeThat(callee, depth - 1, seen, test);
   });
   return found;
 }
@@ -426,6 +457,13 @@ std::string launchProblem(TransformContext &ctx, const Shape &s, unsigned id,
            " (its threads would no longer be one block's)";
   if (usesWarpIntrinsics(fd))
     return at + "the kernel uses warp-level intrinsics";
+  std::set<const FunctionDecl *> seen;
+  if (std::string callee = calleeThat(fd, 3, seen, synchronizes); !callee.empty())
+    return at + "the kernel calls '" + callee + "', which synchronizes threads";
+  for (const std::string &c : calleeNames(fd))
+    if (c == "printf" || c == "vprintf")
+      return at + "the kernel prints (the output of every iteration would wait in the device's "
+                  "printf buffer)";
   if (kc->getNumArgs() != fd->getNumParams())
     return at + "default arguments are used";
   if (std::string why = hiddenEffects(fd); !why.empty())
@@ -983,7 +1021,7 @@ std::string formProblem(TransformContext &ctx, const Shape &s, Form f) {
     return ownerProblem(ctx, s);
   for (const Phase &p : s.phases) {
     std::set<const FunctionDecl *> seen;
-    if (std::string callee = calleeReadingIndices(p.kernel, 3, seen); !callee.empty())
+    if (std::string callee = calleeThat(p.kernel, 3, seen, readsIndices); !callee.empty())
       return "kernel '" + p.kernel->getNameAsString() + "' calls '" + callee +
              "', which reads the thread or block index itself (it would see the persistent "
              "kernel's threads)";

@@ -32,6 +32,8 @@
 // RUN: not cudal1-opt %s --plan '@loop#14: persistent(form=owner)' 2>&1 | FileCheck %s --check-prefix=SHIFT
 // RUN: not cudal1-opt %s --plan '@loop#15: persistent' 2>&1 | FileCheck %s --check-prefix=BRANCH
 // RUN: not cudal1-opt %s --plan '@loop#16: persistent(form=owner)' 2>&1 | FileCheck %s --check-prefix=CROSS
+// RUN: not cudal1-opt %s --plan '@loop#17: persistent' 2>&1 | FileCheck %s --check-prefix=PRINTF
+// RUN: not cudal1-opt %s --plan '@loop#18: persistent' 2>&1 | FileCheck %s --check-prefix=FENCE
 // RUN: not cudal1-opt %s --plan '@loop#0: persistent(form=warp)' 2>&1 | FileCheck %s --check-prefix=PARAM
 // RUN: not cudal1-opt %s --plan '@#0: persistent' 2>&1 | FileCheck %s --check-prefix=SCOPE
 #include <cstdio>
@@ -317,6 +319,35 @@ void diffuse(int n, int steps) {
   }
 }
 
+__global__ void chatty(float *x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i == 0)
+    printf("x[0] = %f\n", x[0]);
+  if (i < n)
+    x[i] += 1.0f;
+}
+
+__device__ void publish(float *x, int i) {
+  __threadfence();
+  x[i] = 1.0f;
+}
+
+__global__ void fenced(float *x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    publish(x, i);
+}
+
+void printing(float *x, int n, int steps) {
+  for (int s = 0; s < steps; ++s)
+    chatty<<<(n + 255) / 256, 256>>>(x, n);
+}
+
+void fences(float *x, int n, int steps) {
+  for (int s = 0; s < steps; ++s)
+    fenced<<<(n + 255) / 256, 256>>>(x, n);
+}
+
 // LIST: loop #0 in recurrence {{.*}}  launches #0
 // LIST-NEXT: graph
 // LIST-NEXT: persistent(form=grid|block)
@@ -347,5 +378,7 @@ void diffuse(int n, int steps) {
 // CONFIG: launch #{{[0-9]+}}: its grid changes in the loop (it reads 's')
 // SHIFT: form=owner: 'x' changes in the loop other than by exchanging buffers
 // BRANCH: line {{[0-9]+}}: host code in the loop that the device cannot replay: a branch
+// PRINTF: launch #{{[0-9]+}}: the kernel prints (the output of every iteration would wait in the device's printf buffer)
+// FENCE: launch #{{[0-9]+}}: the kernel calls 'publish', which synchronizes threads
 // PARAM: parameter form=warp is not one of {owner, grid, block}
 // SCOPE: applies to a host loop: scope it with @loop#id
