@@ -49,10 +49,12 @@ std::string optText(const std::optional<double> &v) {
   return v ? std::to_string(*v) : std::string("-");
 }
 
-/// The cache entry of a derivation: everything its result depends on.
-std::string cacheFile(StringRef dir, const RewriteInput &in, StringRef arch, StringRef gpu,
-                      ArrayRef<TunedKernel> relevant) {
-  std::string text = "cudal1-apply 2\n" + in.file + "\n" + in.code + "\n";
+/// The cache entry of a derivation: everything its result depends on (the
+/// unit's text with its included .cu files inlined: an edit of one of them
+/// is a new entry).
+std::string cacheFile(StringRef dir, const RewriteInput &in, StringRef unitText, StringRef arch,
+                      StringRef gpu, ArrayRef<TunedKernel> relevant) {
+  std::string text = "cudal1-apply 3\n" + in.file + "\n" + unitText.str() + "\n";
   for (const std::string &a : in.args)
     text += a + "\n";
   text += arch.str() + "\n" + gpu.str() + "\n";
@@ -340,14 +342,16 @@ Expected<ApplyResult> applyBestPlans(const RewriteInput &in, const ApplyOptions 
   }
 
   // 2. Without a parse: could any row apply? A kernel's name must occur in
-  //    the file, a host row's key must name this file. A choice of the
-  //    empty plan (tuned, kept as is) needs nothing.
+  //    the file or a .cu file it includes (which the parse inlines), a host
+  //    row's key must name this file. A choice of the empty plan (tuned,
+  //    kept as is) needs nothing.
   std::string hostPrefix = hostKeyPrefix(in.file);
+  const std::string unitText = inlineIncludedSources(in.file, in.code).code;
   std::vector<TunedKernel> relevant;
   for (const TunedKernel &k : tuned)
     if ((!k.plan.empty() || !k.refused.empty()) && k.arch == arch &&
         (isHostKey(k.key) ? StringRef(k.key).starts_with(hostPrefix)
-                          : namesIdentifier(in.code, k.name)))
+                          : namesIdentifier(unitText, k.name)))
       relevant.push_back(k);
   if (relevant.empty())
     return r;
@@ -355,7 +359,7 @@ Expected<ApplyResult> applyBestPlans(const RewriteInput &in, const ApplyOptions 
   // 3. A derivation cached earlier, with its warnings.
   std::string cached;
   if (!o.cacheDir.empty()) {
-    cached = cacheFile(o.cacheDir, in, arch, o.gpuName, relevant);
+    cached = cacheFile(o.cacheDir, in, unitText, arch, o.gpuName, relevant);
     if (ErrorOr<std::unique_ptr<MemoryBuffer>> buf = MemoryBuffer::getFile(cached)) {
       ApplyResult c;
       std::string error;

@@ -670,6 +670,38 @@ const MemAccess *ParsedUnit::accessOf(unsigned kernel, const Expr *e) const {
 llvm::Expected<std::unique_ptr<ParsedUnit>>
 ParsedUnit::parse(const std::string &file, const std::string &code,
                   const std::vector<std::string> &args) {
+  InlinedUnit in = inlineIncludedSources(file, code);
+  if (in.inlined.empty()) {
+    auto u = parseText(file, code, args);
+    if (u)
+      (*u)->notInlined = std::move(in.skipped);
+    return u;
+  }
+  auto u = parseText(file, in.code, args);
+  if (u) {
+    (*u)->inlined = std::move(in.inlined);
+    (*u)->notInlined = std::move(in.skipped);
+    return u;
+  }
+  // Inlined, it does not parse: the original may (nothing is rewritable in
+  // the included files then). The errors were just printed (at the
+  // included files' own lines): a second parse says nothing.
+  QuietParses quiet;
+  auto original = parseText(file, code, args);
+  if (!original) {
+    llvm::consumeError(original.takeError());
+    return u.takeError();
+  }
+  llvm::consumeError(u.takeError());
+  for (const InlinedSource &s : in.inlined)
+    (*original)->notInlined.push_back(
+        {s.path, "the unit does not parse with it inlined (is it included again elsewhere?)"});
+  return original;
+}
+
+llvm::Expected<std::unique_ptr<ParsedUnit>>
+ParsedUnit::parseText(const std::string &file, const std::string &code,
+                      const std::vector<std::string> &args) {
   std::unique_ptr<ParsedUnit> u(new ParsedUnit());
   u->source = code;
   // Sees the driver's diagnostics and the unit's; outlives the unit.

@@ -56,7 +56,8 @@ llvm::Expected<std::string> cudal1::instrumentSource(const RewriteInput &in) {
   for (const LaunchSite &l : m.launches)
     ++perLocation[l.pos.str()];
   for (const LaunchSite &l : m.launches) {
-    if (l.kernelIndex < 0 || l.pos.file != m.mainFile)
+    // In the main file's text (an inlined .cu's launches too), not a header's.
+    if (l.kernelIndex < 0 || !sm.isInMainFile(sm.getFileLoc(u.launchExpr(l.id)->getBeginLoc())))
       continue;
     if (perLocation[l.pos.str()] > 1) {
       ++skipped;

@@ -175,6 +175,12 @@ std::string cudal1::printLegalSpaceJson(const LegalSpace &space) {
                           {"loops", sitesJson(space.loops)},
                           {"syncs", sitesJson(space.syncs)},
                           {"copies", sitesJson(space.copies)}};
+  if (!space.inlined.empty()) {
+    llvm::json::Array files;
+    for (const LegalSpace::Inlined &f : space.inlined)
+      files.push_back(llvm::json::Object{{"file", f.file}, {"included_at", f.includedAt}});
+    root["inlined"] = std::move(files);
+  }
   if (!space.unlistedHostLoops.empty()) {
     llvm::json::Array ids;
     for (unsigned id : space.unlistedHostLoops)
@@ -229,6 +235,9 @@ std::string cudal1::printLegalSpaceText(const LegalSpace &space) {
     }
     os << "\n";
   }
+  for (const LegalSpace::Inlined &f : space.inlined)
+    os << "inlined " << f.file << "  included at " << f.includedAt
+       << "  (its kernels are rewritten in the including unit, which a plan's output holds)\n";
   return out;
 }
 

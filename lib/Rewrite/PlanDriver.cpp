@@ -11,6 +11,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
+#include "clang/AST/ExprCXX.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
 #include "clang/Rewrite/Core/Rewriter.h"
@@ -115,30 +116,43 @@ llvm::Expected<std::vector<Target>> resolve(const ProgramModel &m, const Transfo
   return out;
 }
 
-/// cudal1 edits only the file it is given: kernels defined in headers and
-/// launches written in headers are out of reach.
-std::string outsideMainFile(const ProgramModel &m, Target t) {
-  auto hostSite = [&](const SourcePos &p, const char *what) -> std::string {
-    if (p.file != m.mainFile)
-      return std::string("the ") + what + " is in " + p.file +
-             " (a header); cudal1 rewrites only the file it is given";
-    return "";
+/// cudal1 edits only the file it is given, with the .cu files it includes
+/// from its own directory inlined (IncludedSources.h): kernels defined in
+/// headers and host code written in headers are out of reach. Where a
+/// target is is the parse's question (the main file's text, inlined files
+/// included), what it is called the model's (an inlined kernel's position
+/// is its own file's, through #line).
+std::string outsideMainFile(ParsedUnit &unit, Target t) {
+  const ProgramModel &m = unit.model();
+  const clang::SourceManager &sm = unit.ast().getSourceManager();
+  auto inMain = [&](const clang::Stmt *s) {
+    return s && sm.isInMainFile(sm.getFileLoc(s->getBeginLoc()));
+  };
+  auto header = [&](const std::string &file) {
+    // A .cu that was not inlined says why.
+    for (const NotInlined &n : unit.notInlinedSources())
+      if (n.path == file)
+        return ", an included .cu file that is not inlined: " + n.why +
+               "; cudal1 rewrites only the file it is given and the .cu files inlined into it";
+    return std::string(" (a header); cudal1 rewrites only the file it is given");
   };
   if (t.copy >= 0)
     return ""; // hostCopies() lists the main file's copies only
   if (t.loop >= 0)
-    return hostSite(m.hostLoops[t.loop].pos, "loop");
+    return inMain(unit.hostLoopStmt(t.loop)) ? ""
+                                             : "the loop is in " + m.hostLoops[t.loop].pos.file +
+                                                   header(m.hostLoops[t.loop].pos.file);
   if (t.sync >= 0)
-    return hostSite(m.syncs[t.sync].pos, "synchronization");
-  if (t.launch >= 0) {
-    if (m.launches[t.launch].pos.file != m.mainFile)
-      return "the launch is in " + m.launches[t.launch].pos.file +
-             " (a header); cudal1 rewrites only the file it is given";
-    return "";
-  }
+    return inMain(unit.syncCall(t.sync)) ? ""
+                                         : "the synchronization is in " + m.syncs[t.sync].pos.file +
+                                               header(m.syncs[t.sync].pos.file);
+  if (t.launch >= 0)
+    return inMain(unit.launchExpr(t.launch)) ? ""
+                                             : "the launch is in " + m.launches[t.launch].pos.file +
+                                                   header(m.launches[t.launch].pos.file);
   if (m.kernels[t.kernel].fromHeader)
     return "the kernel is defined in " + m.kernels[t.kernel].pos.file +
-           " (a header); cudal1 rewrites only the file it is given";
+           header(m.kernels[t.kernel].pos.file);
   return "";
 }
 
@@ -263,7 +277,7 @@ llvm::Expected<std::string> cudal1::applyPlan(const RewriteInput &in, const Plan
       for (unsigned k : check) {
         Target c = tg;
         c.kernel = k;
-        std::string why = outsideMainFile(m, c);
+        std::string why = outsideMainFile(*unit, c);
         if (why.empty())
           why = t->legality(ctx, c);
         if (!why.empty())
@@ -388,13 +402,15 @@ llvm::Expected<LegalSpace> cudal1::legalSpace(ParsedUnit &unit) {
   using Level = Transform::Level;
   auto fill = [&](LegalSite site, Target tg, Level level) {
     site.level = level;
-    site.notRewritable = outsideMainFile(m, tg);
+    site.notRewritable = outsideMainFile(unit, tg);
     if (site.notRewritable.empty())
       site.transforms = describe(tg, site.level);
     return site;
   };
   LegalSpace space;
   space.file = m.mainFile;
+  for (const InlinedSource &s : unit.inlinedSources())
+    space.inlined.push_back({s.path, s.includer + ":" + std::to_string(s.line)});
   for (unsigned k : distinctKernels(m, "")) {
     LegalSite s;
     s.scope.kernel = m.kernels[k].name;

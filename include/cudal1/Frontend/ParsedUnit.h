@@ -4,6 +4,7 @@
 #ifndef CUDAL1_FRONTEND_PARSEDUNIT_H
 #define CUDAL1_FRONTEND_PARSEDUNIT_H
 
+#include "cudal1/Frontend/IncludedSources.h"
 #include "cudal1/Frontend/ProgramModel.h"
 
 #include "llvm/Support/Error.h"
@@ -45,6 +46,11 @@ public:
   /// `file`) with clang arguments from analysisArgs(). Clang's diagnostics
   /// go to stderr; a unit with errors is an error, and so is an argument
   /// clang rejects (an unknown flag, a bad -std=), which the driver reports.
+  /// The .cu files that `code` includes from its own directory are inlined
+  /// first (inlineIncludedSources): their kernels are the main file's, and
+  /// code() is the inlined text. Should that text not parse where the
+  /// original does (a file that another header includes again under
+  /// #pragma once), the original is parsed and nothing is inlined.
   static llvm::Expected<std::unique_ptr<ParsedUnit>>
   parse(const std::string &file, const std::string &code, const std::vector<std::string> &args);
   ~ParsedUnit();
@@ -52,6 +58,10 @@ public:
   const ProgramModel &model() const { return programModel; }
   clang::ASTContext &ast();
   const std::string &code() const { return source; }
+  /// The .cu files code() has inlined, and the .cu includes it left alone
+  /// with the reason (IncludedSources.h).
+  const std::vector<InlinedSource> &inlinedSources() const { return inlined; }
+  const std::vector<NotInlined> &notInlinedSources() const { return notInlined; }
 
   const clang::FunctionDecl *kernelDecl(unsigned kernel) const { return kernels[kernel]; }
   const clang::CUDAKernelCallExpr *launchExpr(unsigned launch) const { return launches[launch]; }
@@ -88,10 +98,14 @@ public:
 
 private:
   ParsedUnit() = default;
+  static llvm::Expected<std::unique_ptr<ParsedUnit>>
+  parseText(const std::string &file, const std::string &code, const std::vector<std::string> &args);
   /// The unit's diagnostic consumer, which must outlive it (declared first).
   std::unique_ptr<clang::DiagnosticConsumer> diagnostics;
   std::unique_ptr<clang::ASTUnit> unit;
   std::string source;
+  std::vector<InlinedSource> inlined;
+  std::vector<NotInlined> notInlined;
   ProgramModel programModel;
   std::vector<const clang::FunctionDecl *> kernels;
   std::vector<const clang::CUDAKernelCallExpr *> launches;

@@ -69,6 +69,13 @@ struct LegalSpace {
   /// Host loops that launch no kernel (not targets, so not listed); host
   /// loop ids count every host loop of the unit, headers included.
   std::vector<unsigned> unlistedHostLoops;
+  /// Included .cu files the unit was read with inlined (IncludedSources.h):
+  /// their kernels and host code are listed and rewritable, and a plan's
+  /// output holds them inlined.
+  struct Inlined {
+    std::string file, includedAt; ///< includedAt: INCLUDER:LINE of the directive
+  };
+  std::vector<Inlined> inlined;
 };
 
 /// Asks every registered pass about every site of the unit.
