@@ -6,12 +6,18 @@
 //                  never written, one past the end is);
 //   partial-write  those stores are skipped by odd threadIdx.x;
 //   skip-work      the second half of the threads along x return at once;
-//   race           atomicAdd becomes a read, an add and a write.
+//   race           atomicAdd becomes a read, an add and a write;
+//   side-stream    the kernel's launches (those without a stream of their
+//                  own) go to a non-blocking stream behind a 50 ms delay,
+//                  and nothing joins it: the host's next copy reads the
+//                  buffers before the kernel wrote them. A host fault: it is
+//                  judged as a whole program (editsHostCode), never by replay.
 #include "Break.h"
 #include "cudal1/Rewrite/RewriteUtils.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
@@ -34,6 +40,8 @@ namespace {
 struct Sites {
   std::vector<const BinaryOperator *> stores; ///< `a[i] = e` moving with threadIdx.x
   std::vector<const CallExpr *> atomicAdds;
+  /// The kernel's launches in the main file on the default stream.
+  std::vector<const CUDAKernelCallExpr *> defaultStreamLaunches;
   const CompoundStmt *body = nullptr;
 };
 
@@ -75,6 +83,18 @@ Sites findSites(TransformContext &ctx, unsigned kernel) {
   s.body = fd ? dyn_cast_or_null<CompoundStmt>(fd->getBody()) : nullptr;
   if (s.body)
     SiteFinder(ctx, kernel, s).TraverseStmt(const_cast<CompoundStmt *>(s.body));
+  const SourceManager &sm = ctx.unit.ast().getSourceManager();
+  for (const LaunchSite &l : ctx.model().launches) {
+    const CUDAKernelCallExpr *k = ctx.unit.launchExpr(l.id);
+    if (l.kernelIndex != int(kernel) || !l.stream.empty() || !k || !k->getConfig() ||
+        k->getConfig()->getNumArgs() < 4 || k->getBeginLoc().isMacroID() ||
+        !sm.isInMainFile(sm.getFileLoc(k->getBeginLoc())))
+      continue;
+    // The configuration's third and fourth arguments are defaulted.
+    const auto *shm = dyn_cast<CXXDefaultArgExpr>(k->getConfig()->getArg(2));
+    if (shm && isa<CXXDefaultArgExpr>(k->getConfig()->getArg(3)))
+      s.defaultStreamLaunches.push_back(k);
+  }
   return s;
 }
 
@@ -86,6 +106,8 @@ std::vector<std::string> kindsFor(const Sites &s) {
   }
   if (!s.atomicAdds.empty())
     k.push_back("race");
+  if (!s.defaultStreamLaunches.empty())
+    k.push_back("side-stream");
   k.push_back("skip-work");
   return k;
 }
@@ -122,7 +144,7 @@ std::string Break::checkParams(TransformContext &ctx, Target t, const PlanStep &
       return "unknown parameter '" + k + "'";
   std::optional<std::string> kind = step.param("kind");
   if (!kind)
-    return "kind is required (off-by-one, partial-write, race or skip-work)";
+    return "kind is required (off-by-one, partial-write, race, side-stream or skip-work)";
   for (const std::string &k : kindsFor(findSites(ctx, t.kernel)))
     if (k == *kind)
       return "";
@@ -167,9 +189,32 @@ llvm::Error Break::apply(TransformContext &ctx, Target t, const PlanStep &step) 
                            "}\n");
     for (const CallExpr *c : s.atomicAdds)
       ctx.rewriter.ReplaceText(c->getCallee()->getSourceRange(), "cudal1BreakRacyAdd");
+  } else if (kind == "side-stream") {
+    ctx.insertHelperBefore(t.kernel, "cudal1BreakSideStream",
+                           "// cudal1 break(kind=side-stream): a non-blocking stream that a 50 ms\n"
+                           "// delay kernel holds back; nothing joins it.\n"
+                           "__global__ void cudal1BreakDelay() {\n"
+                           "  long long t0 = clock64();\n"
+                           "  while (clock64() - t0 < 100000000LL) {\n"
+                           "  }\n"
+                           "}\n"
+                           "static cudaStream_t cudal1BreakSideStream() {\n"
+                           "  static cudaStream_t s = nullptr;\n"
+                           "  if (!s)\n"
+                           "    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);\n"
+                           "  cudal1BreakDelay<<<1, 1, 0, s>>>();\n"
+                           "  return s;\n"
+                           "}\n");
+    // `>>>` is where the configuration call's parentheses close.
+    for (const CUDAKernelCallExpr *k : s.defaultStreamLaunches)
+      ctx.rewriter.InsertTextBefore(k->getConfig()->getRParenLoc(), ", 0, cudal1BreakSideStream()");
   } else {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "break: unknown kind '%s'",
                                    kind.c_str());
   }
   return llvm::Error::success();
+}
+
+bool Break::editsHostCode(const PlanStep &step) const {
+  return step.param("kind").value_or("") == "side-stream";
 }

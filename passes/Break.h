@@ -17,12 +17,15 @@ public:
   static constexpr const char *passName = "break";
   llvm::StringRef name() const override { return passName; }
   llvm::StringRef summary() const override {
-    return "TEST ONLY: a deliberately wrong kernel (off-by-one, race, skip-work, partial-write)";
+    return "TEST ONLY: a deliberately wrong kernel (off-by-one, race, skip-work, partial-write, "
+           "side-stream)";
   }
   std::string legality(TransformContext &ctx, Target t) const override;
   std::vector<ParamSpace> space(TransformContext &ctx, Target t) const override;
   std::string checkParams(TransformContext &ctx, Target t, const PlanStep &step) const override;
   llvm::Error apply(TransformContext &ctx, Target t, const PlanStep &step) const override;
+  /// side-stream edits the kernel's launches: judged as a whole program.
+  bool editsHostCode(const PlanStep &step) const override;
 };
 
 } // namespace cudal1

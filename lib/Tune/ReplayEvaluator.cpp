@@ -4,6 +4,7 @@
 // links no CUDA library: the evaluator's workers need the driver anyway).
 #include "cudal1/Tune/ReplayEvaluator.h"
 #include "cudal1/Config.h"
+#include "cudal1/Eval/KernelPlans.h"
 #include "cudal1/Eval/Process.h"
 #include "cudal1/Frontend/ParsedUnit.h"
 #include "cudal1/Rewrite/Instrument.h"
@@ -87,6 +88,24 @@ std::string mangledIn(const RewriteInput &in, const std::string &source, const s
   return fallback;
 }
 
+/// The user's flags that matter to device code (defines, includes).
+std::vector<std::string> deviceFlags(const ProgramSetup &setup) {
+  std::vector<std::string> flags;
+  for (const std::string &w : setup.build)
+    if (w.rfind("-D", 0) == 0 || w.rfind("-I", 0) == 0 || w.rfind("-std", 0) == 0 ||
+        w == "--use_fast_math")
+      flags.push_back(w);
+  return flags;
+}
+
+/// True when the plan changes a launch's grid or block (its replay needs
+/// an override computed from the captured configuration).
+bool changesLaunch(const Plan &plan) {
+  CapturedLaunch probe;
+  probe.grid[0] = 4096;
+  probe.block[0] = 256;
+  return replayLaunch(plan, probe).hasGrid;
+}
 } // namespace
 
 bool parseJudgeMode(const std::string &t, JudgeMode &out) {
@@ -110,6 +129,8 @@ std::string whyNotReplayable(const Plan &plan, size_t launchSites) {
       return "unknown transform '" + s.transform + "'";
     if (!t->links().empty())
       return s.transform + " links a library";
+    if (t->editsHostCode(s))
+      return s.transform + " rewrites host code";
     switch (t->level()) {
     case Transform::Level::Kernel:
       break;
@@ -392,11 +413,7 @@ ReplayEvaluator::evaluate(const std::vector<Candidate> &cands) {
         return fail("replay: " + tk.name + ": argument type '" + w + "': " + t.error().message());
       b.args.push_back(*t);
     }
-    // The user's flags that matter to device code (defines, includes).
-    for (const std::string &w : setup.build)
-      if (w.rfind("-D", 0) == 0 || w.rfind("-I", 0) == 0 || w.rfind("-std", 0) == 0 ||
-          w == "--use_fast_math")
-        b.flags.push_back(w);
+    b.flags = deviceFlags(setup);
     std::string dir(llvm::sys::path::parent_path(input.file));
     b.flags.push_back("-I" + (dir.empty() ? std::string(".") : dir));
     f.originalSource = input.code;
@@ -475,6 +492,98 @@ void ReplayEvaluator::readPhases(const std::string &path) {
     else if (name == "verified")
       phases.verified += unsigned(value);
   }
+}
+
+llvm::Expected<size_t> writeKernelPlansPart(const std::string &dir, const RewriteInput &input,
+                                            const TuneSpace &space, const ProgramSetup &setup,
+                                            const std::vector<Candidate> &cands,
+                                            const ReplayOptions &options) {
+  auto note = [&](const std::string &m) {
+    if (options.note)
+      options.note(m);
+  };
+  std::string kdir = dir + "/kernels";
+  // A part written by an earlier emit into this directory, results included,
+  // never stays behind.
+  if (std::error_code ec = llvm::sys::fs::remove_directories(kdir))
+    return fail("cannot remove " + kdir + ": " + ec.message());
+  llvm::sys::fs::remove(dir + "/instrumented.cu");
+  KernelPlans plans;
+  plans.arch = options.arch;
+  plans.flags = deviceFlags(setup);
+  std::map<size_t, std::vector<size_t>> byKernel;
+  size_t launchPlans = 0;
+  for (size_t i = 0; i < cands.size(); ++i) {
+    const Candidate &c = cands[i];
+    if (c.kernel >= space.kernels.size() || c.wholeProgram || space.kernels[c.kernel].host ||
+        !whyNotReplayable(c.variant.plan, space.kernels[c.kernel].launches.size()).empty())
+      continue;
+    if (changesLaunch(c.variant.plan)) {
+      ++launchPlans;
+      continue;
+    }
+    byKernel[c.kernel].push_back(i);
+  }
+  if (launchPlans)
+    note("split path: " + std::to_string(launchPlans) +
+         " plan(s) that change the launch configuration are judged as whole programs (their "
+         "replay needs the captured configuration)");
+  std::vector<std::pair<std::string, std::string>> references; // file, source
+  for (auto &[k, idx] : byKernel) {
+    const TuneKernel &tk = space.kernels[k];
+    llvm::Expected<ReferenceKernel> ref = deriveReference(input, tk.key);
+    if (!ref) {
+      note("split path: " + tk.name + ": no double reference (" + llvm::toString(ref.takeError()) +
+           "); its plans are judged as whole programs");
+      continue;
+    }
+    KernelPlanKernel pk;
+    pk.key = tk.key;
+    pk.name = tk.name;
+    pk.entry = mangledIn(input, input.code, tk.name, tk.name);
+    pk.args = ref->bundleArgs();
+    pk.reference = "ref" + std::to_string(plans.kernels.size()) + ".cu";
+    pk.referenceEntry = ref->entry;
+    references.emplace_back(pk.reference, ref->source);
+    plans.kernels.push_back(pk);
+    for (size_t i : idx) {
+      const Candidate &c = cands[i];
+      KernelPlanVariant v;
+      v.id = c.id;
+      v.kernelKey = tk.key;
+      v.entry = mangledIn(input, c.variant.source, tk.name, pk.entry);
+      v.fastMath = c.variant.fastMath;
+      plans.variants.push_back(v);
+    }
+  }
+  if (plans.variants.empty())
+    return 0;
+  llvm::Expected<std::string> inst = instrumentSource(input);
+  if (!inst) {
+    note("split path: instrumenting: " + llvm::toString(inst.takeError()) +
+         "; every plan is judged as a whole program");
+    return 0;
+  }
+  std::string tree = sourceTree(options);
+  for (const std::string &f : captureRuntimeFiles()) {
+    std::string to = kdir + "/" + plans.runtime + "/" + f;
+    if (std::error_code ec = llvm::sys::fs::create_directories(llvm::sys::path::parent_path(to)))
+      return fail("cannot create the directory of " + to + ": " + ec.message());
+    Expected<std::vector<uint8_t>> text = readWholeFile(tree + "/" + f);
+    if (!text.ok())
+      return fail("the capture runtime (set $CUDAL1_SOURCE_DIR to the cudal1 source tree): " +
+                  text.error().message());
+    if (Status s = writeFileAtomically(to, text->data(), text->size()); !s.ok())
+      return fail(s.message());
+  }
+  if (Status s = writeText(dir + "/" + plans.instrumented, *inst); !s.ok())
+    return fail(s.message());
+  for (const auto &[file, source] : references)
+    if (Status s = writeText(kdir + "/" + file, source); !s.ok())
+      return fail(s.message());
+  if (Status s = writeKernelPlans(plans, kdir); !s.ok())
+    return fail(s.message());
+  return plans.variants.size();
 }
 
 JudgingEvaluator::JudgingEvaluator(VariantEvaluator &r,

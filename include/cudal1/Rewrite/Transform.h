@@ -121,6 +121,11 @@ public:
   /// a captured launch for the variant. Returns false (and changes nothing)
   /// when the step keeps the launch as it is, the default.
   virtual bool remapLaunch(const PlanStep &step, uint64_t grid[3], uint64_t block[3]) const;
+  /// Whether this step of a kernel-level transform edits host code too (a
+  /// launch's stream, statements around it): a replay of the captured
+  /// launches cannot judge it, so it is judged as a whole program. False by
+  /// default; the level decides for the other levels.
+  virtual bool editsHostCode(const PlanStep &) const { return false; }
 };
 
 /// All registered passes, in alphabetical order (defined in passes/AllPasses.cpp;
