@@ -50,6 +50,8 @@ std::string misuse(const OptRequest &r) {
     return "--report-ceilings needs --report FILE";
   if (!r.continueFrom.empty() && !r.emitBundle && !r.importResults)
     return "--continue is used only with --emit-bundle or --import-results";
+  if (!r.transforms.empty() && !r.tune && !r.emitBundle)
+    return "--transforms is used only with --tune and --emit-bundle";
   if ((r.race || r.screen) && !r.tune)
     return "--race and --screen are used only with --tune (for a bundle: cudal1-eval --race)";
   if ((r.gpuArch || r.gpuName) && !r.apply)
@@ -191,6 +193,7 @@ int runTuning(const OptRequest &r, const RewriteInput &in) {
   so.judge = r.judge;
   so.strategy = r.strategy.empty() ? defaultStrategy() : r.strategy;
   so.seed = r.seed;
+  so.transforms = r.transforms;
   so.setup = programSetup(in, r.buildCmd, r.runCmd, so.arch);
   so.setup.timeRegex = r.timeRegex;
   so.setup.ignoreRegex = r.ignoreRegex;

@@ -346,6 +346,9 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
   timings.legalSpace = since(stage);
   if (!space)
     return failed(SessionStatus::InputError, llvm::toString(space.takeError()));
+  if (!o.transforms.empty())
+    if (llvm::Error e = keepTransforms(*space, o.transforms))
+      return failed(SessionStatus::UsageError, llvm::toString(std::move(e)));
   if (space->kernels.empty())
     return failed(SessionStatus::NothingToDo, in.file + ": no CUDA kernels to tune");
   std::vector<std::string> keys, names;

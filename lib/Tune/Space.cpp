@@ -8,6 +8,7 @@
 #include "llvm/Support/Path.h"
 
 #include <algorithm>
+#include <set>
 
 namespace cudal1 {
 
@@ -194,6 +195,27 @@ llvm::Expected<TuneSpace> collectTuneSpace(const RewriteInput &in) {
     space.kernels[i].featureVersion = featureVersion;
   }
   return space;
+}
+
+llvm::Error keepTransforms(TuneSpace &space, const std::vector<std::string> &names) {
+  std::set<std::string> keep;
+  for (const std::string &n : names) {
+    if (!findTransform(n)) {
+      std::string known;
+      for (const auto &t : allTransforms())
+        known += (known.empty() ? "" : ", ") + t->name().str();
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "--transforms: unknown transform '%s' (known: %s)", n.c_str(),
+                                     known.c_str());
+    }
+    keep.insert(n);
+  }
+  for (TuneKernel &k : space.kernels) {
+    llvm::erase_if(k.steps, [&](const PlanStep &s) { return !keep.count(s.transform); });
+    llvm::erase_if(k.composed,
+                   [&](const ComposedStep &c) { return !keep.count(c.step.transform); });
+  }
+  return llvm::Error::success();
 }
 
 } // namespace cudal1

@@ -78,6 +78,8 @@ Opt<S> strategy("strategy",
                          "heuristic (the default otherwise) or random"),
                 cl::cat(cat));
 Opt<unsigned> seed("seed", cl::desc("Seed of the random strategy"), cl::init(1), cl::cat(cat));
+cl::list<S> transforms("transforms", cl::CommaSeparated, cl::value_desc("name,..."), cl::cat(cat),
+                       cl::desc("--tune, --emit-bundle: propose only these transforms' steps"));
 Opt<S> buildCmd("build-cmd", cl::value_desc("command"), cl::cat(cat),
                 cl::desc("How the program is built, with {src} and {exe} (default: nvcc -O3 "
                          "-arch=sm_90 {src} -o {exe})"));
@@ -142,6 +144,7 @@ int main(int argc, char **argv) {
   r.judge = judge;
   r.strategy = strategy;
   r.seed = seed;
+  r.transforms.assign(transforms.begin(), transforms.end());
   r.buildCmd = buildCmd;
   r.runCmd = runCmd;
   r.timeRegex = timeRegex;

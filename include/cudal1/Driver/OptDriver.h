@@ -51,6 +51,7 @@ struct OptRequest {
   /// (docs/Policy.md), else "heuristic".
   std::string strategy;
   unsigned seed = 1;
+  std::vector<std::string> transforms; ///< --transforms: only these are proposed
   std::string buildCmd, runCmd, timeRegex, ignoreRegex;
   double relTol = 1e-4;
   std::optional<std::string> report, reportCeilings;

@@ -36,6 +36,8 @@ struct SessionOptions {
   JudgeMode judge = JudgeMode::Auto;
   std::string strategy = "heuristic";
   uint64_t seed = 1;
+  /// Only these transforms' steps are proposed (--transforms); empty: all.
+  std::vector<std::string> transforms;
   /// Replaces `strategy` when set (tests; a tool with a strategy of its own).
   SearchStrategy *strategyInstance = nullptr;
   ProgramSetup setup;

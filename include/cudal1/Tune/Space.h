@@ -80,6 +80,10 @@ struct TuneSpace {
 TuneSpace tuneSpaceOf(const LegalSpace &legal, const std::string &hostKey);
 /// Parses the input, lists its legal space and adds each kernel's features.
 llvm::Expected<TuneSpace> collectTuneSpace(const RewriteInput &in);
+/// Keeps only the steps of the named transforms (--transforms): a composed
+/// step stays when its own transform is named (its prerequisites come with
+/// it). An error names a transform that is not registered.
+llvm::Error keepTransforms(TuneSpace &space, const std::vector<std::string> &names);
 
 } // namespace cudal1
 
