@@ -1,7 +1,10 @@
 //===- EvalDriver.cpp - cudal1-eval's dispatch ----------------------------===//
 #include "cudal1/Eval/EvalDriver.h"
 #include "cudal1/Capture/CaptureFile.h"
+#include "cudal1/Eval/KernelPlans.h"
 #include "cudal1/Eval/ProgramEval.h"
+
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <unistd.h>
@@ -44,6 +47,29 @@ int runEvalRequest(const EvalRequest &r) {
     if (!pb.ok()) {
       std::fprintf(stderr, "cudal1-eval: %s\n", pb.error().message().c_str());
       return 1;
+    }
+    // Its kernel part (kernels/manifest.txt, --emit-bundle): kernel-level
+    // plans judged by replay; what was replayed leaves the program run.
+    struct stat sb;
+    if (::stat((pb->dir + "/kernels/manifest.txt").c_str(), &sb) == 0) {
+      KernelPlanRun kr;
+      kr.options = opts;
+      kr.options.progress = nullptr;
+      kr.phases = &phases;
+      kr.keepWork = opts.keepWork;
+      kr.say = [terminal](const std::string &m) {
+        std::fprintf(stderr, "%s[cudal1-eval] %s\n", terminal ? "\r\033[K" : "", m.c_str());
+      };
+      Expected<std::set<std::string>> replayed = evaluateKernelPlans(*pb, kr);
+      if (!replayed.ok()) {
+        std::fprintf(stderr, "cudal1-eval: %s\n", replayed.error().message().c_str());
+        return 1;
+      }
+      std::vector<ProgramVariant> rest;
+      for (ProgramVariant &v : pb->variants)
+        if (!replayed->count(v.id))
+          rest.push_back(std::move(v));
+      pb->variants = std::move(rest);
     }
     ProgramEvalOptions po;
     po.jobs = opts.jobs;

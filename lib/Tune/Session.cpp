@@ -448,8 +448,23 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
     Expected<ProgramBundle> b = writeProgramBundle(o.bundleDir, setup, cands, keys, names);
     if (!b.ok())
       return failed(SessionStatus::InputError, b.error().message());
-    *o.out << "wrote " << cands.size() << " variants to " << o.bundleDir
-           << "; evaluate them on a GPU machine with\n  cudal1-eval " << o.bundleDir
+    // Its kernel part: the kernel-level plans, judged by replay on the GPU
+    // machine as --tune judges them (their program variants stay in the
+    // program bundle, for a kernel whose launches are not captured there).
+    // With --judge program none is written (an earlier one is removed).
+    ReplayOptions ro;
+    ro.arch = o.arch;
+    ro.note = note;
+    llvm::Expected<size_t> kernelLevel =
+        writeKernelPlansPart(o.bundleDir, in, *space, setup,
+                             o.judge == JudgeMode::Program ? std::vector<Candidate>{} : cands, ro);
+    if (!kernelLevel)
+      return failed(SessionStatus::InputError, llvm::toString(kernelLevel.takeError()));
+    *o.out << "wrote " << cands.size() << " variants to " << o.bundleDir;
+    if (*kernelLevel)
+      *o.out << " (" << *kernelLevel << " kernel-level, judged by replay: " << o.bundleDir
+             << "/kernels)";
+    *o.out << "; evaluate them on a GPU machine with\n  cudal1-eval " << o.bundleDir
            << "\nthen: cudal1-opt " << in.file << " --import-results " << o.bundleDir
            << " -o OUT.cu\n";
     return {};

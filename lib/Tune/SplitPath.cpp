@@ -1,9 +1,111 @@
-// Absorbing an evaluated program bundle into the tuner (the split path).
+// Absorbing an evaluated program bundle into the tuner (the split path),
+// with its kernel part: the kernel-level plans cudal1-eval judged by replay.
 #include "cudal1/Tune/SplitPath.h"
+#include "cudal1/Capture/CaptureFile.h"
+#include "cudal1/Eval/KernelPlans.h"
 #include "cudal1/Eval/ProgramBundle.h"
 #include "cudal1/Tune/ProgramEvaluator.h"
 
+#include <map>
+#include <sys/stat.h>
+
 namespace cudal1 {
+
+namespace {
+
+/// Success when every result of a replayed kernel's results file was
+/// measured on what the bundle holds now: the original (plan "", the
+/// program bundle's original.cu) and each variant (its plans.tsv plan, the
+/// program bundle's ID.cu), as checkResultsMatch does for program results.
+Status checkReplayResults(const std::string &dir, const std::string &where,
+                          const EvalResults &results,
+                          const std::map<std::string, std::string> &plan) {
+  for (const VariantResult &r : results.results) {
+    bool original = r.id == "original";
+    auto p = plan.find(r.id);
+    if (!original && p == plan.end())
+      return makeError(where, ": a result for '", r.id, "', which the bundle does not list");
+    if (r.hash.empty())
+      return makeError(where, ": the result for '", r.id, "' carries no hash; re-run cudal1-eval ",
+                       dir);
+    Expected<std::vector<uint8_t>> src =
+        readWholeFile(dir + "/" + (original ? "original" : r.id) + ".cu");
+    if (!src.ok())
+      return src.error();
+    std::string now = variantHash(original ? "" : p->second, std::string(src->begin(), src->end()));
+    if (r.hash != now)
+      return makeError(where, ": the result for '", r.id, "' was measured on another ",
+                       r.hash.compare(0, 16, now, 0, 16) != 0 ? "plan" : "source",
+                       " than the bundle's ", r.id, " now holds (hash ", r.hash, ", expected ", now,
+                       "); re-run cudal1-eval ", dir);
+  }
+  return Status::success();
+}
+
+/// The kernel part's results (DIR/kernels, cudal1/Eval/KernelPlans.h): per
+/// variant id judged by replay, its Measurement against its kernel's
+/// original in the same replay. Kernels not replayed are noted: their
+/// plans keep their program results.
+llvm::Expected<std::map<std::string, Measurement>>
+absorbKernelPart(const std::string &dir, const std::vector<BundlePlan> &plans,
+                 const std::function<void(const std::string &)> &note) {
+  std::map<std::string, Measurement> out;
+  std::string kdir = dir + "/kernels";
+  struct stat sb;
+  if (::stat((kdir + "/manifest.txt").c_str(), &sb) != 0)
+    return out;
+  auto fail = [](const Status &s) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), s.message());
+  };
+  cudal1::Expected<KernelPlans> kp = readKernelPlans(kdir);
+  if (!kp.ok())
+    return fail(kp.error());
+  cudal1::Expected<KernelPlansStatus> st = readKernelPlansStatus(kdir);
+  if (!st.ok()) {
+    if (note)
+      note(dir + ": its kernel-level plans were not replayed (" + st.error().message() +
+           ": a cudal1-eval without kernel parts?); they are judged by their program results");
+    return out;
+  }
+  std::map<std::string, std::string> planOfId;
+  for (const BundlePlan &p : plans)
+    planOfId[p.id] = p.plan;
+  for (const KernelPlanKernel &k : kp->kernels) {
+    const KernelPlanStatus *ks = st->find(k.key);
+    if (!ks || !ks->replayed) {
+      if (note)
+        note(dir + ": " + k.name + ": not judged by replay (" +
+             (ks ? ks->remark : std::string("not in kernels/status.txt")) +
+             "); its plans are judged as whole programs");
+      continue;
+    }
+    std::string where = kdir + "/" + ks->results + "/results.txt";
+    cudal1::Expected<EvalResults> res = readResults(where);
+    if (!res.ok())
+      return fail(res.error());
+    if (Status s = checkReplayResults(dir, where, *res, planOfId); !s.ok())
+      return fail(s);
+    const VariantResult *orig = res->find("original");
+    if (!orig)
+      return fail(makeError(where, ": no result for the original"));
+    for (const KernelPlanVariant &v : kp->variants) {
+      if (v.kernelKey != k.key)
+        continue;
+      const VariantResult *r = res->find(v.id);
+      if (!r)
+        continue;
+      Measurement m = candidateMeasurement(*r, *orig);
+      m.judge =
+          r->verifyMode.rfind("fallback", 0) == 0 ? Judge::ReplayFallback : Judge::ReplayReference;
+      m.details.push_back("judged by replay of " + std::to_string(ks->launches) +
+                          " captured launch(es); times are the kernel's own");
+      out[v.id] = std::move(m);
+    }
+  }
+  return out;
+}
+
+} // namespace
 
 llvm::Expected<BundleRound> absorbBundle(const std::string &dir, const TuneSpace &space,
                                          Tuner &tuner,
@@ -27,6 +129,9 @@ llvm::Expected<BundleRound> absorbBundle(const std::string &dir, const TuneSpace
   BundleRound round{res->gpu, res->date, "", res->results.front()};
   if (cudal1::Expected<ProgramBundle> b = readProgramBundle(dir); b.ok())
     round.timeRegex = b->timeRegex;
+  llvm::Expected<std::map<std::string, Measurement>> replayed = absorbKernelPart(dir, *plans, note);
+  if (!replayed)
+    return replayed.takeError();
   std::vector<Candidate> cands;
   std::vector<Measurement> results;
   for (const BundlePlan &p : *plans) {
@@ -54,7 +159,10 @@ llvm::Expected<BundleRound> absorbBundle(const std::string &dir, const TuneSpace
     }
     const VariantResult *v = res->find(p.id);
     cands.push_back(c);
-    results.push_back(v ? candidateMeasurement(*v, round.original) : Measurement{});
+    if (auto r = replayed->find(p.id); r != replayed->end())
+      results.push_back(r->second); // the kernel's own time, by replay
+    else
+      results.push_back(v ? candidateMeasurement(*v, round.original) : Measurement{});
   }
   tuner.absorb(cands, results);
   return round;

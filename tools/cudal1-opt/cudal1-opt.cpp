@@ -67,7 +67,7 @@ Opt<unsigned> screen("screen", cl::init(1), cl::cat(cat),
                      cl::desc("--tune with --race: rank by the median of N runs per variant "
                               "(default 1: the verification run)"));
 Opt<JudgeMode>
-    judge("judge", cl::desc("--tune: how plans are judged (docs/Tuning.md)"),
+    judge("judge", cl::desc("--tune, --emit-bundle: how plans are judged (docs/Tuning.md)"),
           cl::init(JudgeMode::Auto),
           cl::values(clEnumValN(JudgeMode::Auto, "auto", "kernel plans by replay when captured"),
                      clEnumValN(JudgeMode::Replay, "replay", "the same"),

@@ -10,7 +10,10 @@
 
 #include "cudal1/Eval/Cuda.h"
 #include "cudal1/Eval/Evaluator.h"
+#include "cudal1/Eval/ProgramBundle.h"
 
+#include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +35,26 @@ struct EvalRequest {
 /// was verified, 1 for unreadable input, 2 when the evaluation failed, 77
 /// from --probe without a GPU.
 int runEvalRequest(const EvalRequest &request);
+
+/// How the kernel part of a program bundle is evaluated.
+struct KernelPlanRun {
+  EvalOptions options;                         ///< for the kernel bundles
+  EvalPhaseTimes *phases = nullptr;            ///< where their time went
+  double buildTimeout = 600, runTimeout = 600; ///< the instrumented program's
+  bool keepWork = false;                       ///< keep the capture's directory
+  std::function<void(const std::string &)> say;
+};
+
+/// The kernel part of a split-path bundle (cudal1/Eval/KernelPlans.h):
+/// builds and runs the instrumented program once to capture the launches,
+/// judges each captured kernel's variants by replay (one kernel bundle per
+/// kernel, BUNDLE/kernels/kN/results.txt) and writes BUNDLE/kernels/status.txt.
+/// Returns the ids judged by replay; the others stay with the program
+/// bundle's evaluation. A failed capture or replay is a remark in
+/// status.txt (those kernels' plans fall back to whole programs), not an
+/// error; an error only for an unreadable manifest or status file.
+Expected<std::set<std::string>> evaluateKernelPlans(const ProgramBundle &program,
+                                                    const KernelPlanRun &run);
 
 } // namespace cudal1
 

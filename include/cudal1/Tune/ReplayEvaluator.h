@@ -117,6 +117,23 @@ private:
   ReplayTimes phases;
 };
 
+/// The split path's kernel part (issue 15 item 6, cudal1/Eval/KernelPlans.h,
+/// docs/formats/kernel-plans.md): of the candidates just written to the
+/// program bundle at `dir`, those replay would judge under `--tune` and
+/// whose launch configuration the plan leaves alone are listed in
+/// DIR/kernels/manifest.txt with their kernel's double reference, beside
+/// the instrumented program (DIR/instrumented.cu) and the capture runtime's
+/// sources, for cudal1-eval to capture and replay on the GPU machine. A
+/// plan that changes the launch configuration (launch-config, coarsen,
+/// warp-rows) stays at program level here: its override is computed from
+/// the captured launch, which only the GPU machine has. Kernels without a
+/// reference stay at program level with a note. Returns the number of
+/// variants listed (0: no kernel part, and an old one is removed).
+llvm::Expected<size_t> writeKernelPlansPart(const std::string &dir, const RewriteInput &input,
+                                            const TuneSpace &space, const ProgramSetup &setup,
+                                            const std::vector<Candidate> &candidates,
+                                            const ReplayOptions &options);
+
 /// The judge per candidate: those `replayable` accepts go to `replay`, the
 /// rest (host plans, combinations across kernels, kernels without
 /// captures) to `program`. When replay as a whole fails, its candidates

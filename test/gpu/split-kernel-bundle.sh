@@ -1,0 +1,87 @@
+#!/bin/sh
+# The split path's kernel part on a GPU (issue 15 item 6): a kernel-level
+# plan emitted with --emit-bundle is judged by replay on the GPU machine.
+#   split-kernel-bundle.sh emit CUDAL1-OPT SOURCE_ROOT BUNDLE
+#     where cudal1-opt is built: writes the bundle of the corpus program
+#     l1_sum_squares_atomic (its float-atomic sum: warp-reduce, a plan of
+#     device code only) for a GPU machine without LLVM
+#     (BUNDLE: .device-carry/split-kernel).
+#   split-kernel-bundle.sh check CUDAL1-OPT|"" CUDAL1-EVAL SOURCE_ROOT WORKDIR
+#     emits the bundle with CUDAL1-OPT when it is given, else copies
+#     $CUDAL1_SPLIT_KERNEL_BUNDLE (default SOURCE_ROOT/.device-carry/
+#     split-kernel); runs cudal1-eval on it; the kernel must have been
+#     captured and replayed (kernels/status.txt), its original verified
+#     against the double reference and warp-reduce verified and timed. With
+#     CUDAL1-OPT the import follows here: sumSquares' best plan must be
+#     warp-reduce judged by replay-double-reference. Without it the
+#     evaluated bundle is left in WORKDIR/b (scripts/gpu-check brings it
+#     back) for `split-kernel-bundle.sh import` where cudal1-opt is built.
+#     Exit 77 (skipped) without a GPU or without a bundle.
+#   split-kernel-bundle.sh import CUDAL1-OPT SOURCE_ROOT BUNDLE
+#     the import of an evaluated bundle, with the same check.
+set -u
+mode=$1
+fail() { echo "split-kernel-bundle: FAIL: $*"; exit 1; }
+program=bench/corpus/l1_sum_squares_atomic.cu
+
+emit() { # OPT ROOT BUNDLE
+  nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+  rm -rf "$3"
+  "$1" "$2/$program" --emit-bundle "$3" --budget 4 --time-regex '^gpu_ms=(\S+)' \
+    --build-cmd "$nvcc -O3 -arch=sm_90 {src} -o {exe}" -- -x cuda --cuda-gpu-arch=sm_90 \
+    || fail "cudal1-opt --emit-bundle exited $?"
+  test -f "$3/kernels/manifest.txt" || fail "no kernel part in $3"
+  grep -q '^variant ' "$3/kernels/manifest.txt" || fail "no kernel-level variant in $3/kernels"
+}
+
+import() { # OPT ROOT BUNDLE
+  "$1" "$2/$program" --import-results "$3" -o "$3/tuned.cu" -- -x cuda --cuda-gpu-arch=sm_90 \
+    > "$3/import.log" 2>&1 || { cat "$3/import.log"; fail "cudal1-opt --import-results exited $?"; }
+  cat "$3/import.log"
+  line=$(grep -E '^sumSquares ' "$3/import.log" | head -1)
+  echo "$line" | grep -q 'warp-reduce.*(replay-double-reference' ||
+    fail "sumSquares: warp-reduce was not judged by replay against the double reference: $line"
+  echo "split-kernel-bundle: ok (imported: $line)"
+}
+
+case $mode in
+emit) emit "$2" "$3" "$4"; exit 0 ;;
+import) import "$2" "$3" "$4"; exit 0 ;;
+check) ;;
+*) fail "usage: split-kernel-bundle.sh emit|check|import ..." ;;
+esac
+opt=$2 eval=$3 root=$4 work=$5
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "split-kernel-bundle: no GPU here: skipped"; exit 77
+fi
+rm -rf "$work" && mkdir -p "$work" || fail "cannot create $work"
+b=$work/b
+if [ -n "$opt" ] && [ -x "$opt" ]; then
+  emit "$opt" "$root" "$b"
+else
+  carried=${CUDAL1_SPLIT_KERNEL_BUNDLE:-$root/.device-carry/split-kernel}
+  if [ ! -f "$carried/kernels/manifest.txt" ]; then
+    echo "split-kernel-bundle: no cudal1-opt and no bundle at $carried" \
+         "(split-kernel-bundle.sh emit build/bin/cudal1-opt . $carried): skipped"
+    exit 77
+  fi
+  cp -r "$carried" "$b" || fail "cannot copy $carried"
+fi
+"$eval" "$b" > "$work/eval.log" 2>&1 || { cat "$work/eval.log"; fail "cudal1-eval exited $?"; }
+cat "$work/eval.log"
+cat "$b/kernels/status.txt"
+grep -q '^kernel .*sumSquares replay launches=[1-9]' "$b/kernels/status.txt" ||
+  fail "sumSquares was not captured and replayed"
+kres=$b/kernels/$(sed -n 's/^kernel .*sumSquares replay .*results=\([^ ]*\).*/\1/p' "$b/kernels/status.txt")/results.txt
+test -f "$kres" || fail "no replay results ($kres)"
+cat "$kres"
+grep -q '^result original outcome=ok ' "$kres" ||
+  fail "the original did not verify against the double reference"
+grep -q '^result v[0-9]* outcome=ok .*speedup=' "$kres" || fail "no variant was verified and timed by replay"
+if [ -n "$opt" ] && [ -x "$opt" ]; then
+  import "$opt" "$root" "$b"
+else
+  echo "split-kernel-bundle: ok (evaluated; import $b where cudal1-opt is built:" \
+       "split-kernel-bundle.sh import build/bin/cudal1-opt . BUNDLE)"
+fi
+exit 0
