@@ -20,6 +20,8 @@
 #include "clang/Rewrite/Core/Rewriter.h"
 #include "llvm/ADT/StringSwitch.h"
 
+#include <optional>
+
 #include "runtime/cub-sum.inc" // the helpers inserted: passes/runtime/cub-sum.cuh
 #include "runtime/cublas.inc"  // and passes/runtime/cublas.cuh
 
@@ -251,7 +253,47 @@ void replaceLaunch(ASTContext &ast, Rewriter &rw, const CUDAKernelCallExpr *kc,
     rw.InsertTextAfter(semi, note);
 }
 
+/// Where the cuBLAS handle of a call is made (docs/passes/library.md
+/// "Handle").
+enum class Handle { Static, Local, Setup };
+
+std::optional<Handle> parseHandle(llvm::StringRef v) {
+  return llvm::StringSwitch<std::optional<Handle>>(v)
+      .Case("static", Handle::Static)
+      .Case("local", Handle::Local)
+      .Case("setup", Handle::Setup)
+      .Default(std::nullopt);
+}
+
+// The program's handle objects, after passes/runtime/cublas.cuh (each its
+// own guard: a plan's steps may mix them).
+const char *staticHandle = "#ifndef CUDAL1_CUBLAS_STATIC\n"
+                           "#define CUDAL1_CUBLAS_STATIC\n"
+                           "static Cudal1Cublas cudal1Cublas; // cudal1 library: made before main\n"
+                           "#endif\n";
+const char *setupHandle =
+    "#ifndef CUDAL1_CUBLAS_SETUP\n"
+    "#define CUDAL1_CUBLAS_SETUP\n"
+    "static Cudal1CublasSetup cudal1CublasSetup; // cudal1 library: cuBLAS set up before main\n"
+    "#endif\n";
+
 } // namespace
+
+std::string Library::checkParams(TransformContext &ctx, Target t, const PlanStep &step) const {
+  for (const auto &[key, value] : step.params) {
+    if (key != "handle")
+      return "unknown parameter '" + key + "'";
+    std::optional<Handle> h = parseHandle(value);
+    if (!h)
+      return "parameter handle=" + value + " is not one of {static, local, setup}";
+    Product p;
+    Sum sum;
+    bool isSum;
+    if (launchChecks(ctx, t.launch, p, sum, isSum).empty() && isSum && *h != Handle::Static)
+      return "handle=" + value + ": the launch becomes a CUB sum, which has no cuBLAS handle";
+  }
+  return "";
+}
 
 std::string Library::legality(TransformContext &ctx, Target t) const {
   Product p;
@@ -260,7 +302,7 @@ std::string Library::legality(TransformContext &ctx, Target t) const {
   return launchChecks(ctx, t.launch, p, sum, isSum);
 }
 
-llvm::Error Library::apply(TransformContext &ctx, Target t, const PlanStep &) const {
+llvm::Error Library::apply(TransformContext &ctx, Target t, const PlanStep &step) const {
   ASTContext &ast = ctx.unit.ast();
   const LaunchSite &l = ctx.model().launches[t.launch];
   const CUDAKernelCallExpr *kc = ctx.unit.launchExpr(t.launch);
@@ -285,17 +327,37 @@ llvm::Error Library::apply(TransformContext &ctx, Target t, const PlanStep &) co
                   was);
     return llvm::Error::success();
   }
-  ctx.insertHelperBefore(ctx.unit.launchFunction(t.launch), "Cudal1Cublas", runtime::cublas);
+  Handle handle = Handle::Static;
+  if (std::optional<std::string> v = step.param("handle"))
+    handle = *parseHandle(*v);
+  // InsertTextBefore puts later text first: the handle's object, then the
+  // helper above it.
+  const FunctionDecl *fd = ctx.unit.launchFunction(t.launch);
+  std::string var = "cudal1Cublas", local;
+  if (handle == Handle::Static)
+    ctx.insertHelperBefore(fd, "Cudal1CublasStatic", staticHandle);
+  if (handle == Handle::Setup) {
+    ctx.insertHelperBefore(fd, "Cudal1CublasSetup", setupHandle);
+    var = "cudal1CublasSetup";
+  }
+  ctx.insertHelperBefore(fd, "Cudal1Cublas", runtime::cublas);
+  if (handle == Handle::Local) {
+    // Made where the call is, at its first execution, once.
+    var = freshName(ctx, "cudal1Blas");
+    makeRoomAround(ctx, kc);
+    local = "static Cudal1Cublas " + var + "; // cudal1 library: handle made at the first call\n" +
+            indentAt(ast, kc->getBeginLoc());
+  }
   std::string type = p.type;
   std::string alpha = "(" + type + ")" + scalarText(ast, kc, p.alpha);
   std::string beta = "(" + type + ")" + scalarText(ast, kc, p.beta);
   std::string call;
   if (p.gemv)
-    call = "cudal1Gemv(" + std::string(p.transA ? "true" : "false") + ", " + arg(p.m) + ", " +
-           arg(p.k) + ", " + alpha + ", " + arg(p.a) + ", " + arg(p.b) + ", " + beta + ", " +
-           arg(p.c) + ", " + stream + ")";
+    call = local + "cudal1Gemv(" + var + ", " + std::string(p.transA ? "true" : "false") + ", " +
+           arg(p.m) + ", " + arg(p.k) + ", " + alpha + ", " + arg(p.a) + ", " + arg(p.b) + ", " +
+           beta + ", " + arg(p.c) + ", " + stream + ")";
   else
-    call = "cudal1Gemm(" + std::string(p.transA ? "true" : "false") + ", " +
+    call = local + "cudal1Gemm(" + var + ", " + std::string(p.transA ? "true" : "false") + ", " +
            (p.transB ? "true" : "false") + ", " + arg(p.m) + ", " + arg(p.n) + ", " + arg(p.k) +
            ", " + alpha + ", " + arg(p.a) + ", " + arg(p.b) + ", " + beta + ", " + arg(p.c) + ", " +
            stream + ")";

@@ -18,7 +18,11 @@ public:
   Level level() const override { return Level::Launch; }
   std::vector<std::string> links() const override { return {"cublas"}; }
   std::string legality(TransformContext &ctx, Target t) const override;
+  /// None offered to the tuner: `handle=` (static, local, setup) only says
+  /// where the cuBLAS handle is made, for measuring the set-up apart from
+  /// the call (docs/passes/library.md "Handle").
   std::vector<ParamSpace> space(TransformContext &, Target) const override { return {}; }
+  std::string checkParams(TransformContext &ctx, Target t, const PlanStep &step) const override;
   llvm::Error apply(TransformContext &ctx, Target t, const PlanStep &step) const override;
 };
 

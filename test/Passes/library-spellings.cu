@@ -116,11 +116,11 @@ void run(int M, int N, int K) {
   cudaMalloc(&C, M * N * sizeof(float));
   dim3 block(32, 8);
   dim3 grid((N + 31) / 32, (M + 7) / 8);
-  // CHECK: cudal1Gemm(false, false, M, N, K, (double)(1.5), a, b, (double)(0.5), c, 0); /* cudal1 library: was gemm_kernel<<<...>>> */
+  // CHECK: cudal1Gemm(cudal1Cublas, false, false, M, N, K, (double)(1.5), a, b, (double)(0.5), c, 0); /* cudal1 library: was gemm_kernel<<<...>>> */
   gemm_kernel<<<grid, block>>>(M, N, K, 1.5, 0.5, a, b, c);
-  // CHECK-NEXT: cudal1Gemm(false, true, N, M, K, (double)(2.0), a, b, (double)0, c, 0); /* cudal1 library: was scaledNT<<<...>>> */
+  // CHECK-NEXT: cudal1Gemm(cudal1Cublas, false, true, N, M, K, (double)(2.0), a, b, (double)0, c, 0); /* cudal1 library: was scaledNT<<<...>>> */
   scaledNT<<<dim3((N + 15) / 16, (M + 15) / 16), dim3(16, 16)>>>(a, b, c, N, M, K, 2.0);
-  // CHECK-NEXT: cudal1Gemm(false, false, M, N, K, (float)1, A, B, (float)0, C, 0); /* cudal1 library: was flatGemm<<<...>>> */
+  // CHECK-NEXT: cudal1Gemm(cudal1Cublas, false, false, M, N, K, (float)1, A, B, (float)0, C, 0); /* cudal1 library: was flatGemm<<<...>>> */
   flatGemm<<<(M * N + 255) / 256, 256>>>(A, B, C, M, N, K);
   recurrence<<<grid, block>>>(A, C, M, N, K);
   flatGemm<<<(M + 255) / 256, 256>>>(A, B, C, M, N, K);

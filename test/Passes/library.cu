@@ -34,6 +34,21 @@
 // RUN: not cudal1-opt %s --plan '@#20: library' 2>&1 | FileCheck %s --check-prefix=TREEBIG
 // RUN: not cudal1-opt %s --plan '@#21: library' 2>&1 | FileCheck %s --check-prefix=TREEODD
 // RUN: not cudal1-opt %s --plan '@#22: library' 2>&1 | FileCheck %s --check-prefix=TREESHAPE
+// Where the cuBLAS handle is made (handle=static, the default: before main;
+// local: at the call's first execution; setup: before main, with cuBLAS's
+// modules loaded eagerly and a warm-up call). Steps may mix them.
+// RUN: cudal1-opt %s --plan '@#1: library(handle=static); @#0: library(handle=local)' -o %t.local.cu
+// RUN: grep -v "^ *// [A-Z-]*:" %t.local.cu | FileCheck %s --check-prefix=HLOCAL
+// RUN: %if nvcc %{ nvcc -arch=sm_90 -o %t.local.exe %t.local.cu -lcublas %}
+// RUN: cudal1-opt %s --plan '@#0: library(handle=local)' -o %t.local1.cu
+// RUN: grep -v "^ *// [A-Z-]*:" %t.local1.cu | FileCheck %s --check-prefix=HLONE
+// RUN: cudal1-opt %s --plan '@#3: library(handle=setup); @#0: library(handle=setup)' -o %t.setup.cu
+// RUN: grep -v "^ *// [A-Z-]*:" %t.setup.cu | FileCheck %s --check-prefix=HSETUP
+// RUN: grep -c "^static Cudal1CublasSetup cudal1CublasSetup;" %t.setup.cu | FileCheck %s --check-prefix=ONCE
+// RUN: %if nvcc %{ nvcc -arch=sm_90 -o %t.setup.exe %t.setup.cu -lcublas %}
+// RUN: not cudal1-opt %s --plan '@#11: library(handle=local)' 2>&1 | FileCheck %s --check-prefix=HSUM
+// RUN: not cudal1-opt %s --plan '@#0: library(handle=once)' 2>&1 | FileCheck %s --check-prefix=HVALUE
+// RUN: not cudal1-opt %s --plan '@#0: library(handles=static)' 2>&1 | FileCheck %s --check-prefix=HKEY
 #include <cuda_runtime.h>
 
 // C = A * B, all row-major.
@@ -163,15 +178,15 @@ void products(int M, int N, int K, cudaStream_t st) {
   cudaMalloc(&du, M * sizeof(double));
   dim3 block(16, 16);
   dim3 grid((N + block.x - 1) / block.x, (M + block.y - 1) / block.y);
-  // CHECK: cudal1Gemm(false, false, M, N, K, (float)1, A, B, (float)0, C, 0); /* cudal1 library: was matmul<<<...>>> */
+  // CHECK: cudal1Gemm(cudal1Cublas, false, false, M, N, K, (float)1, A, B, (float)0, C, 0); /* cudal1 library: was matmul<<<...>>> */
   matmul<<<grid, block>>>(A, B, C, M, N, K);
-  // CHECK-NEXT: cudal1Gemm(false, true, M, N, K, (float)1, X, W, (float)0, Y, st);
+  // CHECK-NEXT: cudal1Gemm(cudal1Cublas, false, true, M, N, K, (float)1, X, W, (float)0, Y, st);
   linear<<<dim3((N + 15) / 16, (M + 15) / 16), dim3(16, 16), 0, st>>>(X, W, Y, M, N, K);
-  // CHECK-NEXT: cudal1Gemm(true, false, M, N, K, (double)(0.5), dA, dB, (double)(2.0), dC, 0);
+  // CHECK-NEXT: cudal1Gemm(cudal1Cublas, true, false, M, N, K, (double)(0.5), dA, dB, (double)(2.0), dC, 0);
   dgemmTN<<<grid, block>>>(dA, dB, dC, M, N, K, 0.5, 2.0);
-  // CHECK-NEXT: cudal1Gemv(false, M, K, (float)1, A, v, (float)0, u, 0);
+  // CHECK-NEXT: cudal1Gemv(cudal1Cublas, false, M, K, (float)1, A, v, (float)0, u, 0);
   matvec<<<(M + 255) / 256, 256>>>(A, v, u, M, K);
-  // CHECK-NEXT: cudal1Gemv(true, M, K, (double)2.0, dA, dv, (double)0, du, 0);
+  // CHECK-NEXT: cudal1Gemv(cudal1Cublas, true, M, K, (double)2.0, dA, dv, (double)0, du, 0);
   matvecT<<<(M + 127) / 128, 128>>>(dA, dv, du, M, K);
   cudaDeviceSynchronize();
 }
@@ -343,3 +358,28 @@ int main() {
 // TREEBIG: the block tree sum needs a constant block size that is a power of two no larger than its shared array (256)
 // TREEODD: the block tree sum needs a constant block size that is a power of two
 // TREESHAPE: not a GEMM/GEMV, an atomic sum or the block tree sum with one atomicAdd per block
+// HLOCAL: struct Cudal1Cublas {
+// HLOCAL: static Cudal1Cublas cudal1Cublas; // cudal1 library: made before main
+// HLOCAL-LABEL: void products(
+// HLOCAL: static Cudal1Cublas [[H:cudal1Blas[0-9]+]]; // cudal1 library: handle made at the first call
+// HLOCAL-NEXT: cudal1Gemm([[H]], false, false, M, N, K, (float)1, A, B, (float)0, C, 0); /* cudal1 library: was matmul<<<...>>> */
+// HLOCAL-NEXT: cudal1Gemm(cudal1Cublas, false, true, M, N, K, (float)1, X, W, (float)0, Y, st); /* cudal1 library: was linear<<<...>>> */
+// HLOCAL-NEXT: dgemmTN<<<grid, block>>>
+// HLONE: struct Cudal1Cublas {
+// HLONE-NOT: static Cudal1Cublas cudal1Cublas;
+// HLONE-NOT: Cudal1CublasSetup cudal1CublasSetup;
+// HLONE: static Cudal1Cublas [[H:cudal1Blas[0-9]+]]; // cudal1 library: handle made at the first call
+// HLONE-NEXT: cudal1Gemm([[H]], false, false,
+// HLONE-NOT: static Cudal1Cublas cudal1Cublas;
+// HSETUP: Cudal1EagerLoading() { setenv("CUDA_MODULE_LOADING", "EAGER", 0); }
+// HSETUP: struct Cudal1CublasSetup : Cudal1EagerLoading, Cudal1Cublas {
+// HSETUP-NOT: static Cudal1Cublas cudal1Cublas;
+// HSETUP: static Cudal1CublasSetup cudal1CublasSetup; // cudal1 library: cuBLAS set up before main
+// HSETUP-NOT: static Cudal1Cublas cudal1Cublas;
+// HSETUP-LABEL: void products(
+// HSETUP: cudal1Gemm(cudal1CublasSetup, false, false, M, N, K, (float)1, A, B, (float)0, C, 0); /* cudal1 library: was matmul<<<...>>> */
+// HSETUP: cudal1Gemv(cudal1CublasSetup, false, M, K, (float)1, A, v, (float)0, u, 0); /* cudal1 library: was matvec<<<...>>> */
+// ONCE: {{^1$}}
+// HSUM: handle=local: the launch becomes a CUB sum, which has no cuBLAS handle
+// HVALUE: parameter handle=once is not one of {static, local, setup}
+// HKEY: unknown parameter 'handles'
