@@ -121,9 +121,10 @@ std::string formatKernelPlans(const KernelPlans &p) {
   o << kHeader << " " << kKernelPlansVersion << "\n";
   o << "# The kernel-level plans of this program bundle, judged by replay on the GPU\n"
        "# machine (docs/formats/kernel-plans.md): cudal1-eval builds ../"
-    << p.instrumented << " with the\n# bundle's build command and the capture runtime ("
-    << p.runtime << "/), runs it once to capture the launches, then\n"
-    << "# verifies and times each variant's kernel against its double reference.\n";
+    << p.instrumented << "\n# with the bundle's build command and the capture runtime ("
+    << p.runtime
+    << "/), runs it\n# once to capture the launches, then verifies and times each variant's "
+       "kernel\n# against its double reference.\n";
   o << "instrumented " << p.instrumented << "\n";
   o << "runtime " << p.runtime << "\n";
   o << "arch " << p.arch << "\n";

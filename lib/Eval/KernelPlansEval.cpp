@@ -264,6 +264,8 @@ Expected<std::set<std::string>> evaluateKernelPlans(const ProgramBundle &program
       ks.remark = s.message();
       continue;
     }
+    say("kernel plans: " + plans->kernels[bundleKernel[b]].name + " by replay (" + bundles[b].dir +
+        "/results.txt):\n" + formatSummary(r));
     ks.replayed = true;
     ks.remark.clear();
     for (const VariantSpec &spec : bundles[b].variants)
