@@ -14,7 +14,7 @@ mkdir -p "$out" || exit 1
 status=0
 for judge in auto program; do
   rm -f "$out/$judge.db"
-  "$opt" "$prog" --tune --budget 12 --transforms unroll,warp-rows --judge "$judge" \
+  "$opt" "$prog" --tune --budget "${ROUNDOFF_BUDGET:-6}" --time-limit 90 --transforms unroll,warp-rows --judge "$judge" \
     --time-regex '^gpu_ms=(\S+)' --ignore-regex '^gpu_ms=' --db "$out/$judge.db" \
     -o "$out/tuned-$judge.cu" -- -x cuda --cuda-gpu-arch=sm_90 > "$out/tune-$judge.log" 2>&1 \
     || { echo "--tune --judge $judge failed"; tail -20 "$out/tune-$judge.log"; status=1; }
@@ -63,7 +63,12 @@ lines += ["", "What a fixed 1e-4 relative comparison with the original would hav
 for f in sorted(glob.glob(os.path.join(out, "_*.txt"))):
     v = values(f)
     d = max(abs(v[k] - orig[k]) / max(abs(orig[k]), 1e-30) for k in orig)
-    lines.append("| %s | %.3g | %s |" % (os.path.basename(f)[:-4], d, "rejected" if d > 1e-4 else "accepted"))
+    name = os.path.basename(f)[:-4]
+    lines.append("| %s | %.3g | %s |" % (name, d, "rejected" if d > 1e-4 else "accepted"))
+    # The reassociation must be one the old rule rejects, or the test shows nothing.
+    if "warp_rows" in name and d <= 1e-4:
+        lines.append("| (the warp-rows variant is within 1e-4 of the original: not roundoff-sensitive) | | NO |")
+        bad += 1
 lines += ["", "%d problem(s)" % bad]
 open(os.path.join(out, "roundoff.md"), "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))

@@ -1,7 +1,8 @@
 // Roundoff-sensitive kernels for the judge (issue 15; test/gpu/roundoff.sh):
 // a batched LU decomposition without pivoting, where last-bit differences
-// grow through the elimination, and long row sums, where any reassociation
-// moves the float result by more than a fixed 1e-4 relative tolerance. A
+// grow through the elimination, and long row sums that cancel, where any
+// reassociation moves the float result by more than a fixed 1e-4 relative
+// tolerance. A
 // correct rewrite (an unroll, a warp per row) is as close to the exact
 // result as the original is, and the judge must accept it.
 #include <cstdio>
@@ -59,8 +60,19 @@ int main() {
   for (int m = 0; m < count; ++m) // a weak diagonal: growth without pivoting
     for (int k = 0; k < n; ++k)
       ha[(size_t)m * n * n + k * n + k] += 0.5f;
-  for (size_t i = 0; i < nx; ++i)
-    hx[i] = uniform(seed);
+  // Each row's second half cancels its first up to small residuals: the
+  // partial sums reach about 50 while the row's sum is of the order of
+  // 0.01, so any order of the additions moves it by 1e-4 to 1e-2 relative,
+  // and a warp's 32 partial sums are as close to the exact sum as one
+  // thread's (a simulation in float: errors 3e-4 to 3e-2 either way). The
+  // first H200 run, with plain uniform terms, moved the sums by only 1.4e-6.
+  for (int r = 0; r < rows; ++r) {
+    float *row = hx + (size_t)r * cols;
+    for (int j = 0; j < cols / 2; ++j)
+      row[j] = uniform(seed);
+    for (int j = 0; j < cols / 2; ++j)
+      row[cols / 2 + j] = -row[j] + 1e-3f * uniform(seed);
+  }
   float *a, *x, *out;
   CHECK(cudaMalloc(&a, na * sizeof(float)));
   CHECK(cudaMalloc(&x, nx * sizeof(float)));
