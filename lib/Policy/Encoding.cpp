@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 using namespace llvm;
 
@@ -17,7 +18,9 @@ double signedLog(double x) { return x < 0 ? -std::log1p(-x) : std::log1p(x); }
 bool EncodingSchema::operator==(const EncodingSchema &o) const {
   return encodingVersion == o.encodingVersion && featureVersion == o.featureVersion &&
          stepCap == o.stepCap && stateNames == o.stateNames && stateMean == o.stateMean &&
-         stateStd == o.stateStd && transforms == o.transforms && params == o.params;
+         stateStd == o.stateStd && transforms == o.transforms && params == o.params &&
+         effectVersion == o.effectVersion && effectNames == o.effectNames &&
+         effectMean == o.effectMean && effectStd == o.effectStd;
 }
 
 std::vector<std::pair<std::string, double>> rawStateInputs(const KernelState &s) {
@@ -48,30 +51,60 @@ std::vector<std::pair<std::string, double>> rawStateInputs(const KernelState &s)
   return out;
 }
 
+namespace {
+
+/// Names, means and deviations of signed logs over the values given, by
+/// name in sorted order: each over the items that have it.
+struct Moments {
+  std::map<std::string, std::pair<double, double>> sums; // sum, sum of squares
+  std::map<std::string, unsigned> counts;
+  void add(const std::string &name, double value) {
+    double v = signedLog(value);
+    sums[name].first += v;
+    sums[name].second += v * v;
+    ++counts[name];
+  }
+  void into(std::vector<std::string> &names, std::vector<double> &means,
+            std::vector<double> &stds) const {
+    for (const auto &[name, sum] : sums) {
+      double n = counts.at(name);
+      double mean = sum.first / n;
+      double var = std::max(0.0, sum.second / n - mean * mean);
+      names.push_back(name);
+      means.push_back(mean);
+      // A constant input carries no information; std 1 keeps it at 0.
+      stds.push_back(var > 1e-12 ? std::sqrt(var) : 1.0);
+    }
+  }
+};
+
+} // namespace
+
 EncodingSchema fitSchema(const std::vector<const KernelState *> &states,
-                         const std::vector<std::vector<PlanStep>> &plans, int featureVersion) {
+                         const std::vector<std::vector<PlanStep>> &plans, int featureVersion,
+                         const std::vector<const EffectFeatures *> &effects, int effectVersion) {
   EncodingSchema schema;
   schema.featureVersion = featureVersion;
   // 1. The state names and their statistics (over the states given: the
   // training split only, so that validation and test stay unseen).
-  std::map<std::string, std::pair<double, double>> sums; // sum, sum of squares
-  std::map<std::string, unsigned> counts;
+  Moments state;
   for (const KernelState *s : states)
-    for (const auto &[name, value] : rawStateInputs(*s)) {
-      double v = signedLog(value);
-      sums[name].first += v;
-      sums[name].second += v * v;
-      ++counts[name];
-    }
-  for (const auto &[name, sum] : sums) {
-    double n = counts[name]; // over the kernels that have the input
-    double mean = sum.first / n;
-    double var = std::max(0.0, sum.second / n - mean * mean);
-    schema.stateNames.push_back(name);
-    schema.stateMean.push_back(mean);
-    // A constant input carries no information; std 1 keeps it at 0.
-    schema.stateStd.push_back(var > 1e-12 ? std::sqrt(var) : 1.0);
-  }
+    for (const auto &[name, value] : rawStateInputs(*s))
+      state.add(name, value);
+  state.into(schema.stateNames, schema.stateMean, schema.stateStd);
+  // The effects, over the plans and exemplars whose effect is known.
+  Moments effect;
+  for (const EffectFeatures *e : effects)
+    if (e)
+      for (const auto &[name, value] : *e)
+        effect.add(name, value);
+  for (const KernelState *s : states)
+    for (const Exemplar &x : s->exemplars)
+      if (x.effect)
+        for (const auto &[name, value] : *x.effect)
+          effect.add(name, value);
+  effect.into(schema.effectNames, schema.effectMean, schema.effectStd);
+  schema.effectVersion = schema.effectNames.empty() ? 0 : effectVersion;
   // 2. The vocabularies, sorted so that the schema does not depend on the
   // order of the data.
   std::set<std::string> transforms, params;
@@ -161,18 +194,33 @@ void encodeStep(const EncodingSchema &schema, const PlanStep &step, unsigned pos
 
 } // namespace
 
-std::vector<float> encodePlan(const EncodingSchema &schema, const std::vector<PlanStep> &steps) {
+std::vector<float> encodePlan(const EncodingSchema &schema, const std::vector<PlanStep> &steps,
+                              const EffectFeatures *effect) {
   std::vector<float> out(schema.planDim(), 0.0f);
   unsigned n = std::min<unsigned>(unsigned(steps.size()), schema.stepCap);
   for (unsigned k = 0; k < n; ++k)
     encodeStep(schema, steps[k], k, out.data() + k * schema.stepDim());
-  out[schema.stepCap * schema.stepDim()] = float(steps.size()) / float(schema.stepCap);
-  out[schema.stepCap * schema.stepDim() + 1] = steps.size() > schema.stepCap ? 1.0f : 0.0f;
+  unsigned tail = schema.stepCap * schema.stepDim();
+  out[tail] = float(steps.size()) / float(schema.stepCap);
+  out[tail + 1] = steps.size() > schema.stepCap ? 1.0f : 0.0f;
+  if (effect && schema.effectDim() > 0) {
+    // Known: a flag, then each effect as a normalized signed log; a name the
+    // schema does not have is left out, one it has and the effect lacks is 0.
+    float *e = out.data() + tail + 2;
+    e[0] = 1;
+    for (const auto &[name, value] : *effect) {
+      auto it = std::lower_bound(schema.effectNames.begin(), schema.effectNames.end(), name);
+      if (it == schema.effectNames.end() || *it != name)
+        continue;
+      size_t i = size_t(it - schema.effectNames.begin());
+      e[1 + i] = float((signedLog(value) - schema.effectMean[i]) / schema.effectStd[i]);
+    }
+  }
   return out;
 }
 
 std::vector<float> encodeExemplar(const EncodingSchema &schema, const Exemplar &e) {
-  std::vector<float> out = encodePlan(schema, e.steps);
+  std::vector<float> out = encodePlan(schema, e.steps, e.effect ? &*e.effect : nullptr);
   const Measurement &m = e.measured;
   bool timed = m.timed && m.speedup > 0;
   double y = timed ? std::clamp(std::log(m.speedup), -kMaxLogSpeedup, kMaxLogSpeedup) : 0.0;
@@ -185,7 +233,8 @@ std::vector<float> encodeExemplar(const EncodingSchema &schema, const Exemplar &
 }
 
 EncodedInput encodeInput(const EncodingSchema &schema, const KernelState &state,
-                         const std::vector<std::vector<PlanStep>> &plans) {
+                         const std::vector<std::vector<PlanStep>> &plans,
+                         const std::vector<const EffectFeatures *> *effects) {
   EncodedInput in;
   in.state = encodeState(schema, state);
   size_t first =
@@ -195,8 +244,10 @@ EncodedInput encodeInput(const EncodingSchema &schema, const KernelState &state,
     in.exemplars.insert(in.exemplars.end(), e.begin(), e.end());
     ++in.numExemplars;
   }
-  for (const auto &plan : plans) {
-    std::vector<float> p = encodePlan(schema, plan);
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const auto &plan = plans[i];
+    std::vector<float> p =
+        encodePlan(schema, plan, effects && i < effects->size() ? (*effects)[i] : nullptr);
     in.plans.insert(in.plans.end(), p.begin(), p.end());
     ++in.numPlans;
   }
@@ -208,17 +259,21 @@ json::Value schemaToJson(const EncodingSchema &s) {
   for (unsigned i = 0; i < s.stateDim(); ++i)
     state.push_back(
         json::Object{{"name", s.stateNames[i]}, {"mean", s.stateMean[i]}, {"std", s.stateStd[i]}});
-  json::Array transforms, params;
+  json::Array transforms, params, effects;
   for (const std::string &t : s.transforms)
     transforms.push_back(t);
   for (const std::string &p : s.params)
     params.push_back(p);
+  for (size_t i = 0; i < s.effectNames.size(); ++i)
+    effects.push_back(json::Object{
+        {"name", s.effectNames[i]}, {"mean", s.effectMean[i]}, {"std", s.effectStd[i]}});
   return json::Object{
-      {"encoding_version", s.encodingVersion},   {"feature_version", s.featureVersion},
-      {"step_cap", int64_t(s.stepCap)},          {"state", std::move(state)},
-      {"transforms", std::move(transforms)},     {"params", std::move(params)},
-      {"state_dim", int64_t(s.stateDim())},      {"plan_dim", int64_t(s.planDim())},
-      {"exemplar_dim", int64_t(s.exemplarDim())}};
+      {"encoding_version", s.encodingVersion}, {"feature_version", s.featureVersion},
+      {"step_cap", int64_t(s.stepCap)},        {"state", std::move(state)},
+      {"transforms", std::move(transforms)},   {"params", std::move(params)},
+      {"effect_version", s.effectVersion},     {"effects", std::move(effects)},
+      {"state_dim", int64_t(s.stateDim())},    {"plan_dim", int64_t(s.planDim())},
+      {"effect_dim", int64_t(s.effectDim())},  {"exemplar_dim", int64_t(s.exemplarDim())}};
 }
 
 Expected<EncodingSchema> schemaFromJson(const json::Value &value) {
@@ -243,18 +298,30 @@ Expected<EncodingSchema> schemaFromJson(const json::Value &value) {
   const json::Array *params = o->getArray("params");
   if (!state || !transforms || !params)
     return fail("'state', 'transforms' and 'params' must be arrays");
-  for (const json::Value &v : *state) {
-    const json::Object *e = v.getAsObject();
-    std::optional<StringRef> name = e ? e->getString("name") : std::nullopt;
-    std::optional<double> mean = e ? e->getNumber("mean") : std::nullopt;
-    std::optional<double> sd = e ? e->getNumber("std") : std::nullopt;
-    if (!name || !mean || !sd || !(*sd > 0))
-      return fail("state entry " + Twine(s.stateNames.size()) +
-                  " needs a 'name', a 'mean' and a positive 'std'");
-    s.stateNames.push_back(name->str());
-    s.stateMean.push_back(*mean);
-    s.stateStd.push_back(*sd);
-  }
+  std::optional<int64_t> effectVersion = o->getInteger("effect_version");
+  const json::Array *effects = o->getArray("effects");
+  if (!effectVersion || !effects)
+    return fail("'effect_version' must be an integer and 'effects' an array");
+  s.effectVersion = int(*effectVersion);
+  for (auto [array, what, names, means, stds] :
+       {std::tuple{state, "state", &s.stateNames, &s.stateMean, &s.stateStd},
+        std::tuple{effects, "effect", &s.effectNames, &s.effectMean, &s.effectStd}})
+    for (const json::Value &v : *array) {
+      const json::Object *e = v.getAsObject();
+      std::optional<StringRef> name = e ? e->getString("name") : std::nullopt;
+      std::optional<double> mean = e ? e->getNumber("mean") : std::nullopt;
+      std::optional<double> sd = e ? e->getNumber("std") : std::nullopt;
+      if (!name || !mean || !sd || !(*sd > 0))
+        return fail(Twine(what) + " entry " + Twine(names->size()) +
+                    " needs a 'name', a 'mean' and a positive 'std'");
+      names->push_back(name->str());
+      means->push_back(*mean);
+      stds->push_back(*sd);
+    }
+  // Effects are looked up by bisection.
+  if (!std::is_sorted(s.effectNames.begin(), s.effectNames.end()) ||
+      std::adjacent_find(s.effectNames.begin(), s.effectNames.end()) != s.effectNames.end())
+    return fail("'effects' must be sorted by name and distinct");
   for (auto [array, out] : {std::pair{transforms, &s.transforms}, std::pair{params, &s.params}}) {
     for (const json::Value &v : *array) {
       std::optional<StringRef> t = v.getAsString();
@@ -270,10 +337,12 @@ Expected<EncodingSchema> schemaFromJson(const json::Value &value) {
   // The dimensions are stored too so that a hand-edited schema that no
   // longer matches its weights is caught here, not as a shape error later.
   std::optional<int64_t> sd = o->getInteger("state_dim"), pd = o->getInteger("plan_dim"),
-                         xd = o->getInteger("exemplar_dim");
-  if (!sd || !pd || !xd || *sd != s.stateDim() || *pd != s.planDim() || *xd != s.exemplarDim())
+                         xd = o->getInteger("exemplar_dim"), ed = o->getInteger("effect_dim");
+  if (!sd || !pd || !xd || !ed || *sd != s.stateDim() || *pd != s.planDim() ||
+      *xd != s.exemplarDim() || *ed != s.effectDim())
     return fail("the stored dimensions do not match the entries (state " + Twine(s.stateDim()) +
-                ", plan " + Twine(s.planDim()) + ", exemplar " + Twine(s.exemplarDim()) + ")");
+                ", plan " + Twine(s.planDim()) + ", effect " + Twine(s.effectDim()) +
+                ", exemplar " + Twine(s.exemplarDim()) + ")");
   return s;
 }
 

@@ -4,6 +4,7 @@
 #include "Backend.h"
 
 #include "cudal1/Support/AtomicFile.h"
+#include "cudal1/Tune/Effect.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -90,10 +91,13 @@ Expected<std::unique_ptr<Policy>> Policy::load(const std::string &dir) {
     info.seed = uint64_t(*seed);
   if (std::optional<int64_t> steps = o->getInteger("max_plan_steps"))
     info.maxPlanSteps = unsigned(std::clamp<int64_t>(*steps, 1, kPolicyStepCap));
-  for (auto [key, out] : {std::pair{"trained_at", &info.trainedAt},
-                          std::pair{"stages", &info.stages}, std::pair{"data", &info.data}})
+  for (auto [key, out] :
+       {std::pair{"trained_at", &info.trainedAt}, std::pair{"stages", &info.stages},
+        std::pair{"data", &info.data}, std::pair{"ablations", &info.ablations}})
     if (std::optional<StringRef> s = o->getString(key))
       *out = s->str();
+  if (std::optional<bool> ex = o->getBoolean("exemplars"))
+    info.useExemplars = *ex;
   const json::Value *schemaValue = o->get("schema");
   if (!schemaValue)
     return modelError(dir, Twine(kModelFile) + ": no 'schema'");
@@ -103,6 +107,9 @@ Expected<std::unique_ptr<Policy>> Policy::load(const std::string &dir) {
   if (schema->encodingVersion != kEncodingVersion)
     return modelError(dir, "schema mismatch: encoding version " + Twine(schema->encodingVersion) +
                                ", this cudal1 encodes version " + Twine(kEncodingVersion));
+  if (schema->effectVersion != 0 && schema->effectVersion != kEffectVersion)
+    return modelError(dir, "schema mismatch: effect version " + Twine(schema->effectVersion) +
+                               ", this cudal1 computes version " + Twine(kEffectVersion));
   // 2. The weights, into a network of the schema's shape.
   std::string weights = joinPath(dir, kWeightsFile);
   if (!sys::fs::exists(weights))
@@ -133,11 +140,12 @@ Error Policy::save(const std::string &dir, bool overwrite) const {
   if (std::error_code ec = sys::fs::rename(tmp, weights))
     return modelError(dir, Twine(kWeightsFile) + ": " + ec.message());
   json::Object o{
-      {"format", "cudal1-policy"},       {"major", modelInfo.major},
-      {"minor", modelInfo.minor},        {"hidden", int64_t(modelInfo.hidden)},
-      {"seed", int64_t(modelInfo.seed)}, {"trained_at", modelInfo.trainedAt},
-      {"stages", modelInfo.stages},      {"max_plan_steps", int64_t(modelInfo.maxPlanSteps)},
-      {"data", modelInfo.data},          {"schema", schemaToJson(encoding)}};
+      {"format", "cudal1-policy"},        {"major", modelInfo.major},
+      {"minor", modelInfo.minor},         {"hidden", int64_t(modelInfo.hidden)},
+      {"seed", int64_t(modelInfo.seed)},  {"trained_at", modelInfo.trainedAt},
+      {"stages", modelInfo.stages},       {"max_plan_steps", int64_t(modelInfo.maxPlanSteps)},
+      {"data", modelInfo.data},           {"exemplars", modelInfo.useExemplars},
+      {"ablations", modelInfo.ablations}, {"schema", schemaToJson(encoding)}};
   std::string text;
   raw_string_ostream os(text);
   os << formatv("{0:2}", json::Value(std::move(o))) << "\n";
@@ -149,6 +157,12 @@ Error Policy::save(const std::string &dir, bool overwrite) const {
 
 Expected<std::vector<PlanScore>> Policy::score(const KernelState &state,
                                                const std::vector<Plan> &plans) const {
+  return score(state, plans, {});
+}
+
+Expected<std::vector<PlanScore>>
+Policy::score(const KernelState &state, const std::vector<Plan> &plans,
+              const std::vector<const EffectFeatures *> &effects) const {
   auto refuse = [&](const Twine &why) {
     return createStringError(inconvertibleErrorCode(),
                              "policy: kernel '" + state.name + "': " + why);
@@ -170,7 +184,11 @@ Expected<std::vector<PlanScore>> Policy::score(const KernelState &state,
   std::vector<std::vector<PlanStep>> steps;
   for (const Plan &p : plans)
     steps.push_back(p.steps);
-  EncodedInput in = encodeInput(encoding, state, steps);
+  EncodedInput in = encodeInput(encoding, state, steps, &effects);
+  if (!modelInfo.useExemplars) {
+    in.exemplars.clear();
+    in.numExemplars = 0;
+  }
   policynet::Batch b{std::move(in.state), std::move(in.exemplars), in.numExemplars,
                      std::move(in.plans), in.numPlans};
   policynet::Scores s;

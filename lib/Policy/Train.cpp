@@ -1,24 +1,32 @@
 // cudal1-train's library: the dataset from tuning databases, the split by
-// program, stage (a) of training and the held-out scores (docs/Policy.md).
+// program, the plans' effects from their programs' sources, the three
+// stages of training and the held-out scores (docs/Policy.md).
 #include "cudal1/Policy/Train.h"
 
+#include "Plot.h"
 #include "Torch/Network.h"
 
+#include "cudal1/Frontend/CompileFlags.h"
 #include "cudal1/Support/AtomicFile.h"
+#include "cudal1/Tune/Effect.h"
 #include "cudal1/Tune/Strategy.h"
 #include "cudal1/TuneDB/TuneDB.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/xxhash.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 #include <map>
 #include <set>
+#include <tuple>
 
 using namespace llvm;
 
@@ -125,8 +133,10 @@ struct Groups {
 struct Accum {
   KernelData data;
   std::map<std::string, MeasuredPlan> plans;
-  std::map<std::string, double> logSum;
-  std::map<std::string, unsigned> timedCount;
+  std::map<std::string, double> logSum, logLoSum, probabilitySum;
+  std::map<std::string, unsigned> timedCount, loCount, probabilityCount;
+  /// Per session (database and session id), the plan texts in recording order.
+  std::map<std::string, std::vector<std::string>> sessions;
   std::vector<double> baselines, programBaselines; ///< by the judge that timed them
 };
 
@@ -225,10 +235,21 @@ Expected<Dataset> loadDataset(const std::vector<std::string> &databases, int fea
         mp.outcome = outcome; // wrong or failing once is not a plan to trust
       }
       ++mp.measurements;
+      std::vector<std::string> &episode = a.sessions[path + "#" + m.session];
+      if (std::find(episode.begin(), episode.end(), text) == episode.end())
+        episode.push_back(text);
+      if (m.proposalProbability && *m.proposalProbability > 0) {
+        a.probabilitySum[text] += *m.proposalProbability;
+        ++a.probabilityCount[text];
+      }
       const Measurement &r = m.measured;
       if (outcome == Outcome::Ok && r.timed && r.speedup > 0) {
         a.logSum[text] += std::log(r.speedup);
         ++a.timedCount[text];
+        if (r.lo > 0) {
+          a.logLoSum[text] += std::log(r.lo);
+          ++a.loCount[text];
+        }
         mp.timed = true;
         if (r.lo > 0 && r.hi >= r.lo)
           mp.noise = std::max(mp.noise, 0.5 * (std::log(r.hi) - std::log(r.lo)));
@@ -269,12 +290,28 @@ Expected<Dataset> loadDataset(const std::vector<std::string> &databases, int fea
     };
     kd.state.originalMs = median(a.baselines);
     kd.state.programMs = median(a.programBaselines);
+    std::map<std::string, unsigned> indexOf;
     for (auto &[text, p] : a.plans) {
-      if (p.timed) // the mean log over the plan's timed measurements
+      if (p.timed) { // the mean log over the plan's timed measurements
         p.logSpeedup = a.logSum[text] / double(a.timedCount[text]);
+        // Without an interval the lower end is the mean less the noise.
+        p.logLo =
+            a.loCount[text] ? a.logLoSum[text] / double(a.loCount[text]) : p.logSpeedup - p.noise;
+      }
+      if (a.probabilityCount[text])
+        p.probability = a.probabilitySum[text] / double(a.probabilityCount[text]);
       if (p.outcome != Outcome::Ok)
         p.timed = false;
+      indexOf[text] = unsigned(kd.plans.size());
       kd.plans.push_back(std::move(p));
+    }
+    for (const auto &[session, texts] : a.sessions) {
+      std::vector<unsigned> episode;
+      for (const std::string &t : texts)
+        if (auto it = indexOf.find(t); it != indexOf.end())
+          episode.push_back(it->second);
+      if (!episode.empty())
+        kd.episodes.push_back(std::move(episode));
     }
     std::string root = groups.find("kernel:" + key.first);
     auto named = programNames.find(root);
@@ -331,13 +368,199 @@ Error exportMerged(const std::vector<std::string> &databases, const std::string 
   return Error::success();
 }
 
+// ------------------------------------------------------------------ effects
+
 namespace {
 
-policynet::TrainGroup groupOf(const EncodingSchema &schema, const KernelData &k) {
+std::string effectText(const std::optional<EffectFeatures> &e) {
+  if (!e)
+    return "-";
+  std::string out;
+  for (const auto &[n, v] : *e) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", v); // round-trips: the cache changes nothing
+    out += (out.empty() ? "" : ",") + n + "=" + buf;
+  }
+  return out;
+}
+
+std::optional<EffectFeatures> parseEffect(StringRef text) {
+  if (text == "-")
+    return std::nullopt;
+  EffectFeatures e;
+  SmallVector<StringRef, 48> parts;
+  text.split(parts, ',');
+  for (StringRef part : parts) {
+    auto [name, value] = part.split('=');
+    double v = 0;
+    if (name.empty() || value.getAsDouble(v))
+      return std::nullopt;
+    e.emplace_back(name.str(), v);
+  }
+  return e;
+}
+
+} // namespace
+
+Expected<EffectSummary> attachEffects(Dataset &data, const EffectOptions &o) {
+  EffectSummary sum;
+  auto t0 = std::chrono::steady_clock::now();
+  // 1. Effects computed before, keyed by what they depend on: the effect
+  // version, the unit (a hash of its text and its compile arguments), the
+  // kernel's key and the plan. A kernel whose measured key is not in that
+  // unit is remembered as such (plan "*", effect "changed"), so that a
+  // second run parses nothing.
+  using Key = std::tuple<std::string, std::string, std::string>; // unit, kernel key, plan
+  std::map<Key, std::optional<EffectFeatures>> known;
+  std::set<std::pair<std::string, std::string>> changed; // unit, kernel key
+  if (!o.cacheFile.empty() && sys::fs::exists(o.cacheFile)) {
+    ErrorOr<std::unique_ptr<MemoryBuffer>> buf = MemoryBuffer::getFile(o.cacheFile);
+    if (!buf)
+      return createStringError(buf.getError(), o.cacheFile + ": " + buf.getError().message());
+    SmallVector<StringRef, 0> lines;
+    (*buf)->getBuffer().split(lines, '\n');
+    for (size_t i = 0; i < lines.size(); ++i) {
+      StringRef line = lines[i].rtrim("\r");
+      if (line.empty() || line.starts_with("#"))
+        continue;
+      SmallVector<StringRef, 5> f;
+      line.split(f, '\t');
+      int version = 0;
+      if (f.size() != 5 || f[0].getAsInteger(10, version) || f[1].empty() || f[2].empty())
+        return createStringError(
+            inconvertibleErrorCode(),
+            o.cacheFile + ":" + Twine(i + 1) +
+                ":1: expected VERSION<TAB>UNIT-HASH<TAB>KERNEL-KEY<TAB>PLAN<TAB>EFFECT (an effect "
+                "cache of another cudal1: remove it)");
+      if (version != kEffectVersion) // another version's effects mean something else
+        continue;
+      if (f[3] == "*") {
+        if (f[4] == "changed")
+          changed.insert({f[1].str(), f[2].str()});
+        continue;
+      }
+      known[{f[1].str(), f[2].str(), f[3].str()}] = parseEffect(f[4]);
+    }
+  }
+  // 2. The others, from their programs' sources: one cache (one parse of
+  // the input) per program, made only when a plan's effect is not known.
+  std::map<std::string, std::vector<KernelData *>> byProgram;
+  for (KernelData &k : data.kernels)
+    byProgram[k.program].push_back(&k);
+  bool added = false;
+  for (auto &[program, kernels] : byProgram) {
+    SmallString<256> path(o.sourceRoot);
+    sys::path::append(path, program);
+    ErrorOr<std::unique_ptr<MemoryBuffer>> buf = MemoryBuffer::getFile(path);
+    if (!buf) {
+      sum.kernelsWithoutSource += unsigned(kernels.size());
+      for (KernelData *k : kernels)
+        sum.plans += unsigned(k->plans.size());
+      continue;
+    }
+    RewriteInput in{std::string(path), (*buf)->getBuffer().str(),
+                    analysisArgs({"-x", "cuda", "--cuda-gpu-arch=sm_90"}, nullptr)};
+    std::string hashed = in.code;
+    for (const std::string &arg : in.args)
+      hashed += '\0' + arg;
+    std::string unit = "u" + utohexstr(xxh3_64bits(StringRef(hashed)), true);
+    std::unique_ptr<EffectCache> cache;
+    bool parsed = false;
+    unsigned before = sum.computed;
+    for (KernelData *k : kernels) {
+      sum.plans += unsigned(k->plans.size());
+      if (changed.count({unit, k->state.key})) {
+        ++sum.kernelsChanged;
+        continue;
+      }
+      bool usable = true;
+      for (MeasuredPlan &p : k->plans) {
+        auto hit = known.find({unit, k->state.key, p.text});
+        if (hit != known.end()) {
+          p.effect = hit->second;
+          ++sum.fromCache;
+          sum.withEffect += bool(p.effect);
+          continue;
+        }
+        if (!usable)
+          continue;
+        if (!parsed) {
+          parsed = true;
+          cache = std::make_unique<EffectCache>(in);
+          if (!cache->input())
+            cache.reset();
+        }
+        if (!cache) { // the source does not parse
+          ++sum.kernelsWithoutSource;
+          usable = false;
+          continue;
+        }
+        // The measurement must have been made on this source's kernel.
+        const UnitSummary *u = cache->input();
+        auto key = u->keyOfKernel.find(k->state.name);
+        bool same = k->state.host ? u->hostKey == k->state.key
+                                  : key != u->keyOfKernel.end() && key->second == k->state.key;
+        if (!same) {
+          ++sum.kernelsChanged;
+          changed.insert({unit, k->state.key});
+          added = true;
+          usable = false;
+          continue;
+        }
+        const EffectFeatures *e =
+            cache->effectOf(k->state.host ? "(host)" : k->state.name, p.steps);
+        if (e)
+          p.effect = *e;
+        known[{unit, k->state.key, p.text}] = p.effect;
+        added = true;
+        ++sum.computed;
+        sum.withEffect += bool(p.effect);
+      }
+    }
+    if (o.progress && sum.computed > before)
+      o.progress(formatv("effects: {0}: {1} plans in {2:F1} s", program, sum.computed - before,
+                         cache ? cache->computeSeconds() : 0.0)
+                     .str());
+  }
+  // 3. The cache, with what was computed now (sorted: the file does not
+  // depend on the order of the data), replaced atomically: a reader never
+  // sees half of it. Entries of other units are kept (older sources, other
+  // datasets sharing the file).
+  if (added && !o.cacheFile.empty()) {
+    std::string text = "# cudal1-train effects: effect version, unit hash, kernel key, plan, "
+                       "values\n";
+    for (const auto &[unit, key] : changed)
+      text += formatv("{0}\t{1}\t{2}\t*\tchanged\n", kEffectVersion, unit, key).str();
+    for (const auto &[key, e] : known)
+      text += formatv("{0}\t{1}\t{2}\t{3}\t{4}\n", kEffectVersion, std::get<0>(key),
+                      std::get<1>(key), std::get<2>(key), effectText(e))
+                  .str();
+    if (!sys::path::parent_path(o.cacheFile).empty())
+      if (std::error_code ec = sys::fs::create_directories(sys::path::parent_path(o.cacheFile)))
+        return createStringError(ec, o.cacheFile + ": " + ec.message());
+    if (Error e = writeFileAtomically(o.cacheFile, text))
+      return std::move(e);
+  }
+  sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return sum;
+}
+
+// ------------------------------------------------------------------ training
+
+namespace {
+
+/// What the network trains on for one kernel.
+policynet::TrainGroup groupOf(const EncodingSchema &schema, const KernelData &k,
+                              const TrainOptions &o) {
   policynet::TrainGroup g;
   g.state = encodeState(schema, k.state);
+  bool anyEffect = false;
+  for (const MeasuredPlan &p : k.plans)
+    anyEffect |= bool(p.effect);
+  anyEffect &= schema.effectDim() > 0;
   for (const MeasuredPlan &p : k.plans) {
-    std::vector<float> e = encodePlan(schema, p.steps);
+    const EffectFeatures *effect = p.effect ? &*p.effect : nullptr;
+    std::vector<float> e = encodePlan(schema, p.steps, effect);
     g.plans.insert(g.plans.end(), e.begin(), e.end());
     Exemplar ex;
     ex.steps = p.steps;
@@ -345,15 +568,33 @@ policynet::TrainGroup groupOf(const EncodingSchema &schema, const KernelData &k)
     ex.measured.timed = p.timed;
     ex.measured.speedup = p.timed ? std::exp(p.logSpeedup) : 0;
     ex.measured.faster = ex.measured.speedup > 1;
+    ex.effect = p.effect;
     std::vector<float> x = encodeExemplar(schema, ex);
     g.asExemplar.insert(g.asExemplar.end(), x.begin(), x.end());
+    if (anyEffect) {
+      std::vector<float> eb = encodePlan(schema, p.steps);
+      g.plansBare.insert(g.plansBare.end(), eb.begin(), eb.end());
+      ex.effect.reset();
+      std::vector<float> xb = encodeExemplar(schema, ex);
+      g.asExemplarBare.insert(g.asExemplarBare.end(), xb.begin(), xb.end());
+    }
     g.logSpeedup.push_back(
         float(p.timed ? std::clamp(p.logSpeedup, -kMaxLogSpeedup, kMaxLogSpeedup) : 0));
     g.timed.push_back(p.timed);
     g.verified.push_back(p.outcome == Outcome::Ok);
     g.noise.push_back(float(p.noise));
+    g.outcomeKnown.push_back(p.outcome != Outcome::NotRun);
+    // Stage (c)'s reward: the lower end of the speedup, or a penalty.
+    float reward = NAN;
+    if (p.timed)
+      reward = float(std::clamp(p.logLo, -kMaxLogSpeedup, kMaxLogSpeedup));
+    else if (p.outcome != Outcome::Ok && p.outcome != Outcome::NotRun)
+      reward = float(-o.penalty);
+    g.reward.push_back(reward);
+    g.behaviour.push_back(float(p.probability));
     ++g.numPlans;
   }
+  g.episodes = k.episodes;
   return g;
 }
 
@@ -365,6 +606,11 @@ std::string nowUtc() {
 }
 
 } // namespace
+
+const std::vector<std::string> &knownAblations() {
+  static const std::vector<std::string> names = {"exemplars", "stage-c", "effect"};
+  return names;
+}
 
 double heuristicPlanScore(const std::vector<PlanStep> &steps) {
   // The heuristic's order: singles by rank, then compositions (which it
@@ -378,7 +624,7 @@ double heuristicPlanScore(const std::vector<PlanStep> &steps) {
 Expected<SplitScore> evaluateRanking(const Dataset &data, Split split, const RankFn &rank) {
   SplitScore s;
   double correct = 0;
-  unsigned withBest = 0, hits = 0;
+  unsigned withBest = 0, hits = 0, near = 0;
   for (const KernelData &k : data.kernels) {
     if (k.split != split)
       continue;
@@ -418,9 +664,14 @@ Expected<SplitScore> evaluateRanking(const Dataset &data, Split split, const Ran
       ++withBest;
       hits += top == best;
     }
+    if (timed.size() >= 2) {
+      ++s.within5Kernels;
+      near += timed[top]->logSpeedup >= timed[best]->logSpeedup + std::log(0.95);
+    }
   }
   s.pairAccuracy = s.pairs ? correct / s.pairs : 0;
   s.top1 = withBest ? double(hits) / withBest : 0;
+  s.within5 = s.within5Kernels ? double(near) / s.within5Kernels : 0;
   return s;
 }
 
@@ -440,10 +691,13 @@ Expected<SplitScore> evaluatePolicy(const Policy &policy, const Dataset &data, S
                          [&](const KernelData &k, const std::vector<const MeasuredPlan *> &plans,
                              bool &refused) -> Expected<std::vector<double>> {
                            std::vector<Plan> ps;
-                           for (const MeasuredPlan *p : plans)
+                           std::vector<const EffectFeatures *> effects;
+                           for (const MeasuredPlan *p : plans) {
                              ps.push_back(Plan{p->steps});
+                             effects.push_back(p->effect ? &*p->effect : nullptr);
+                           }
                            std::vector<double> out;
-                           Expected<std::vector<PlanScore>> sc = policy.score(k.state, ps);
+                           Expected<std::vector<PlanScore>> sc = policy.score(k.state, ps, effects);
                            if (!sc) {
                              // The strategy falls back to the heuristic here, and so does its
                              // score.
@@ -461,9 +715,16 @@ Expected<SplitScore> evaluatePolicy(const Policy &policy, const Dataset &data, S
 
 Expected<TrainSummary> trainPolicy(const Dataset &data, const TrainOptions &o) {
   TrainSummary sum;
-  // 1. The encoding, fitted on the training split alone.
+  for (const std::string &a : o.ablate)
+    if (std::find(knownAblations().begin(), knownAblations().end(), a) == knownAblations().end())
+      return createStringError(inconvertibleErrorCode(),
+                               "unknown ablation '" + a + "' (exemplars, stage-c or effect)");
+  bool noEffect = o.ablate.count("effect"), noExemplars = o.ablate.count("exemplars");
+  // 1. The encoding, fitted on the training split alone (or the initial
+  // model's).
   std::vector<const KernelState *> states;
   std::vector<std::vector<PlanStep>> plans;
+  std::vector<const EffectFeatures *> effects;
   for (const KernelData &k : data.kernels) {
     (k.split == Split::Train        ? sum.trainKernels
      : k.split == Split::Validation ? sum.validationKernels
@@ -471,69 +732,144 @@ Expected<TrainSummary> trainPolicy(const Dataset &data, const TrainOptions &o) {
     if (k.split != Split::Train)
       continue;
     states.push_back(&k.state);
-    for (const MeasuredPlan &p : k.plans)
+    for (const MeasuredPlan &p : k.plans) {
       plans.push_back(p.steps);
+      effects.push_back(p.effect && !noEffect ? &*p.effect : nullptr);
+    }
   }
   if (states.empty())
     return createStringError(inconvertibleErrorCode(), "no kernel in the training split (" +
                                                            Twine(data.kernels.size()) +
                                                            " kernels in all): nothing to train on");
-  EncodingSchema schema = fitSchema(states, plans, data.featureVersion);
-  Expected<std::unique_ptr<Policy>> policy = Policy::create(schema, o.hidden, o.seed);
+  Expected<std::unique_ptr<Policy>> policy =
+      o.initModel.empty()
+          ? Policy::create(fitSchema(states, plans, data.featureVersion, effects, kEffectVersion),
+                           o.hidden, o.seed)
+          : Policy::load(o.initModel);
   if (!policy)
     return policy.takeError();
-  // 2. Stage (a).
+  const EncodingSchema &schema = (*policy)->schema();
+  // 2. The stages.
   std::vector<policynet::TrainGroup> train, validation;
-  for (const KernelData &k : data.kernels)
-    if (k.split == Split::Train)
-      train.push_back(groupOf(schema, k));
-    else if (k.split == Split::Validation)
-      validation.push_back(groupOf(schema, k));
+  for (const KernelData &k : data.kernels) {
+    if (k.split == Split::Test)
+      continue;
+    KernelData view = k;
+    if (noEffect)
+      for (MeasuredPlan &p : view.plans)
+        p.effect.reset();
+    (k.split == Split::Train ? train : validation).push_back(groupOf(schema, view, o));
+  }
   policynet::TrainConfig tc;
   tc.epochs = o.epochs;
   tc.learningRate = o.learningRate;
   tc.seed = o.seed;
   tc.evalEvery = o.evalEvery;
-  std::vector<policynet::CurvePoint> curve;
-  std::string err = (*policy)->network().train(train, validation, tc, curve);
-  if (!err.empty())
-    return createStringError(inconvertibleErrorCode(), "training: " + err);
-  // 3. The model and its scores.
+  tc.effectDropout = o.effectDropout;
+  tc.verifyEpochs = o.verifyEpochs;
+  tc.rlEpochs = o.ablate.count("stage-c") ? 0 : o.rlEpochs;
+  tc.budget = o.budget;
+  tc.group = o.group;
+  tc.temperature = o.temperature;
+  tc.klWeight = o.klWeight;
+  tc.rlLearningRate = o.rlLearningRate;
+  tc.rlAnchor = o.rlAnchor;
+  if (noExemplars) {
+    tc.contextFraction = 0;
+    tc.useExemplars = false;
+  }
+  sum.stages =
+      std::string(o.epochs ? "a" : "") + (o.verifyEpochs ? "b" : "") + (tc.rlEpochs ? "c" : "");
   PolicyModelInfo &info = (*policy)->info();
-  info.trainedAt = nowUtc();
-  info.stages = "a";
+  std::string before = info.stages;
+  info.stages = o.initModel.empty() ? sum.stages : before + "+" + sum.stages;
   info.maxPlanSteps = 1;
   for (const auto &p : plans)
     info.maxPlanSteps = std::max<unsigned>(info.maxPlanSteps, unsigned(p.size()));
   info.maxPlanSteps = std::min(info.maxPlanSteps, kPolicyStepCap);
   info.data = o.dataNote;
-  if (Error e = (*policy)->save(o.outDir, o.overwrite))
+  info.useExemplars = !noExemplars;
+  info.ablations.clear();
+  for (const std::string &a : o.ablate)
+    info.ablations += (info.ablations.empty() ? "" : ",") + a;
+  unsigned points = 0;
+  std::string checkpointError;
+  if (o.checkpointEvery > 0)
+    tc.checkpoint = [&](const std::string &stage, unsigned epoch) {
+      if (++points % o.checkpointEvery != 0 || !checkpointError.empty())
+        return;
+      SmallString<256> dir(o.outDir);
+      sys::path::append(dir, "checkpoints", formatv("{0}-{1:D4}", stage, epoch).str());
+      info.trainedAt = nowUtc();
+      if (Error e = (*policy)->save(std::string(dir), true))
+        checkpointError = toString(std::move(e));
+    };
+  if (!o.overwrite && sys::fs::exists(o.outDir + "/model.json"))
+    return createStringError(inconvertibleErrorCode(),
+                             "policy model '" + o.outDir +
+                                 "': a model is already there (use --force to replace it)");
+  std::vector<policynet::CurvePoint> curve;
+  std::string err = (*policy)->network().train(train, validation, tc, curve);
+  if (!err.empty())
+    return createStringError(inconvertibleErrorCode(), "training: " + err);
+  if (!checkpointError.empty())
+    return createStringError(inconvertibleErrorCode(), "checkpoint: " + checkpointError);
+  // 3. The model and its scores.
+  info.trainedAt = nowUtc();
+  if (Error e = (*policy)->save(o.outDir, true))
     return std::move(e);
   for (auto [split, out] :
        {std::pair{Split::Train, &sum.train}, std::pair{Split::Validation, &sum.validation},
         std::pair{Split::Test, &sum.test}}) {
-    Expected<SplitScore> s = evaluatePolicy(**policy, data, split);
+    Dataset view;
+    const Dataset *d = &data;
+    if (noEffect) { // scored as it was trained: without effects
+      view = data;
+      for (KernelData &k : view.kernels)
+        for (MeasuredPlan &p : k.plans)
+          p.effect.reset();
+      d = &view;
+    }
+    Expected<SplitScore> s = evaluatePolicy(**policy, *d, split);
     if (!s)
       return s.takeError();
     *out = *s;
   }
-  // 4. The curve, as text.
+  for (const policynet::CurvePoint &p : curve)
+    if (p.stage == "c" && p.selected) {
+      sum.trainReturn = p.trainReturn;
+      sum.validationReturn = p.validationReturn;
+      sum.trainFound = p.trainFound;
+      sum.validationFound = p.validationFound;
+    }
+  // 4. The curve, as text and as a plot.
   std::string text;
   raw_string_ostream os(text);
-  os << "# cudal1-train stage (a), seed " << o.seed << ", " << o.epochs << " epochs, "
-     << sum.trainKernels << " train / " << sum.validationKernels << " validation / "
-     << sum.testKernels << " test kernels\n";
-  os << "# epoch train_loss validation_loss train_pair_acc validation_pair_acc train_top1 "
-        "validation_top1\n";
+  os << "# cudal1-train stages " << (sum.stages.empty() ? "none" : sum.stages) << ", seed "
+     << o.seed << ", " << o.epochs << "/" << o.verifyEpochs << "/" << tc.rlEpochs
+     << " epochs (a/b/c), " << sum.trainKernels << " train / " << sum.validationKernels
+     << " validation / " << sum.testKernels << " test kernels";
+  if (!info.ablations.empty())
+    os << ", without " << info.ablations;
+  os << formatv("\n# stage c: budget {0}, turns of {1}, temperature {2:F3}, KL weight {3:F3}, "
+                "penalty {4:F3}, anchor {5:F3}\n",
+                o.budget, o.group, o.temperature, o.klWeight, o.penalty, o.rlAnchor);
+  os << "# stage epoch train_loss validation_loss train_pair_acc validation_pair_acc train_top1 "
+        "validation_top1 train_verify_acc validation_verify_acc train_return validation_return "
+        "train_found validation_found kl\n";
   for (const policynet::CurvePoint &p : curve)
-    os << formatv("{0} {1:F5} {2:F5} {3:F3} {4:F3} {5:F3} {6:F3}\n", p.epoch, p.trainLoss,
-                  p.validationLoss, p.trainPairAccuracy, p.validationPairAccuracy, p.trainTop1,
-                  p.validationTop1);
+    os << formatv("{0} {1} {2:F5} {3:F5} {4:F3} {5:F3} {6:F3} {7:F3} {8:F3} {9:F3} {10:F4} "
+                  "{11:F4} {12:F3} {13:F3} {14:F5}\n",
+                  p.stage, p.epoch, p.trainLoss, p.validationLoss, p.trainPairAccuracy,
+                  p.validationPairAccuracy, p.trainTop1, p.validationTop1, p.trainVerifyAccuracy,
+                  p.validationVerifyAccuracy, p.trainReturn, p.validationReturn, p.trainFound,
+                  p.validationFound, p.kl);
   for (const policynet::CurvePoint &p : curve)
     if (p.selected)
-      os << "# kept: epoch " << p.epoch
-         << (sum.validationKernels ? " (lowest validation loss)\n"
-                                   : " (the last; no validation split)\n");
+      os << "# kept: stage " << p.stage << " epoch " << p.epoch
+         << (sum.validationKernels == 0 ? " (the last; no validation split)\n"
+             : p.stage == "c"           ? " (highest validation return)\n"
+                                        : " (lowest validation loss)\n");
   for (auto [name, s] : {std::pair{"train", &sum.train}, std::pair{"validation", &sum.validation},
                          std::pair{"test", &sum.test}})
     os << formatv("# final {0}: {1} kernels, {2} non-tied pairs, pair accuracy {3:F3}, top-1 "
@@ -548,6 +884,11 @@ Expected<TrainSummary> trainPolicy(const Dataset &data, const TrainOptions &o) {
     curvePath = std::string(p);
   }
   if (Error e = writeFileAtomically(curvePath, text))
+    return std::move(e);
+  SmallString<256> svg(curvePath);
+  sys::path::replace_extension(svg, "svg");
+  if (Error e =
+          writeFileAtomically(std::string(svg), curveSvg(curve, text.substr(0, text.find('\n')))))
     return std::move(e);
   return sum;
 }

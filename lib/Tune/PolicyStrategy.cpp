@@ -4,11 +4,13 @@
 #include "cudal1/Tune/PolicyStrategy.h"
 
 #include "cudal1/Policy/Policy.h"
+#include "cudal1/Tune/Effect.h"
 
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <numeric>
 #include <random>
@@ -57,6 +59,8 @@ public:
       policy = std::move(*p);
     else
       opts.remark(llvm::toString(p.takeError()) + "; the heuristic strategy proposes instead");
+    if (const char *env = std::getenv("CUDAL1_POLICY_EFFECTS"); env && *env)
+      opts.effectShortlist = unsigned(std::strtoul(env, nullptr, 10));
   }
 
   const char *name() const override { return "policy"; }
@@ -78,6 +82,17 @@ public:
       return out;
     if (!policy || refused.count(k.key))
       return fallback(k, count, std::move(out), seen);
+    // The exemplars' effects, where they are computed already.
+    bool effects = k.effects && policy->schema().effectDim() > 0;
+    KernelState withEffects;
+    if (effects) {
+      withEffects = k;
+      for (Exemplar &e : withEffects.exemplars)
+        if (!e.effect)
+          if (const EffectFeatures *f = k.effects->cached(entryOf(k), e.steps))
+            e.effect = *f;
+    }
+    const KernelState &state = effects ? withEffects : k;
     // 2. Score every single step (tried ones too: they seed compositions),
     // then ordered pairs of the best singles, then triples of the best
     // pairs: the pool stays near a thousand plans however many steps are
@@ -85,7 +100,7 @@ public:
     unsigned longest = policy->info().maxPlanSteps;
     std::vector<std::vector<PlanStep>> singles = policyCandidates(k, kMaxCandidates, false);
     std::vector<PlanScore> singleScores;
-    if (!scoreInto(k, singles, singleScores))
+    if (!scoreInto(state, singles, singleScores))
       return fallback(k, count, std::move(out), seen);
     std::vector<std::vector<PlanStep>> cands;
     std::vector<PlanScore> scores;
@@ -115,7 +130,7 @@ public:
               pairs.push_back(std::move(pr));
           }
       std::vector<PlanScore> pairScores;
-      if (!pairs.empty() && !scoreInto(k, pairs, pairScores))
+      if (!pairs.empty() && !scoreInto(state, pairs, pairScores))
         return fallback(k, count, std::move(out), seen);
       cands.insert(cands.end(), pairs.begin(), pairs.end());
       scores.insert(scores.end(), pairScores.begin(), pairScores.end());
@@ -123,7 +138,7 @@ public:
     if (longest >= 3) {
       std::vector<std::vector<PlanStep>> triples = triplesOf(cands, scores, seen);
       std::vector<PlanScore> tripleScores;
-      if (!triples.empty() && !scoreInto(k, triples, tripleScores))
+      if (!triples.empty() && !scoreInto(state, triples, tripleScores))
         return fallback(k, count, std::move(out), seen);
       cands.insert(cands.end(), triples.begin(), triples.end());
       scores.insert(scores.end(), tripleScores.begin(), tripleScores.end());
@@ -133,6 +148,10 @@ public:
     // plus the step's predicted one). Compositions stay grounded in
     // measurements instead of in the network's extrapolation.
     extendMeasured(k, cands, scores, seen, longest);
+    // The best candidates by their steps, applied and analysed: their
+    // effects, then every candidate with an effect scored again.
+    if (effects && opts.effectShortlist > 0)
+      rescoreWithEffects(state, cands, scores, longest);
     // 3. Utility, diversity, temperature.
     std::vector<bool> taken(cands.size(), false);
     std::vector<std::string> candKinds;
@@ -196,12 +215,50 @@ public:
   }
 
 private:
+  /// The entry a state's plans are applied to in its unit's effect cache.
+  static std::string entryOf(const KernelState &k) { return k.host ? "(host)" : k.name; }
+
+  /// Plans longer than the network's training data keep their additive
+  /// scores (extendMeasured).
+  void rescoreWithEffects(const KernelState &k, const std::vector<std::vector<PlanStep>> &cands,
+                          std::vector<PlanScore> &scores, unsigned longest) {
+    std::vector<size_t> order(cands.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return policyUtility(scores[a], opts.explore) > policyUtility(scores[b], opts.explore);
+    });
+    unsigned fresh = 0;
+    for (size_t i : order) {
+      if (fresh >= opts.effectShortlist)
+        break;
+      if (cands[i].size() > longest || k.effects->cached(entryOf(k), cands[i]))
+        continue;
+      k.effects->effectOf(entryOf(k), cands[i]);
+      ++fresh;
+    }
+    std::vector<size_t> known;
+    std::vector<std::vector<PlanStep>> again;
+    for (size_t i = 0; i < cands.size(); ++i)
+      if (cands[i].size() <= longest && k.effects->cached(entryOf(k), cands[i])) {
+        known.push_back(i);
+        again.push_back(cands[i]);
+      }
+    std::vector<PlanScore> s;
+    if (again.empty() || !scoreInto(k, again, s))
+      return;
+    for (size_t j = 0; j < known.size(); ++j)
+      scores[known[j]] = s[j];
+  }
+
   bool scoreInto(const KernelState &k, const std::vector<std::vector<PlanStep>> &cands,
                  std::vector<PlanScore> &scores) {
     std::vector<Plan> plans;
-    for (const auto &c : cands)
+    std::vector<const EffectFeatures *> effects;
+    for (const auto &c : cands) {
       plans.push_back(Plan{c});
-    llvm::Expected<std::vector<PlanScore>> s = policy->score(k, plans);
+      effects.push_back(k.effects ? k.effects->cached(entryOf(k), c) : nullptr);
+    }
+    llvm::Expected<std::vector<PlanScore>> s = policy->score(k, plans, effects);
     if (!s) {
       refused.insert(k.key);
       opts.remark(llvm::toString(s.takeError()) + "; the heuristic proposes for it instead");

@@ -1,6 +1,8 @@
 // The tuning loop: propose, derive, evaluate, record, choose.
 #include "cudal1/Tune/Tuner.h"
 
+#include "cudal1/Tune/Effect.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -25,7 +27,11 @@ llvm::Expected<Variant> deriveVariant(const RewriteInput &input, const Plan &pla
 Tuner::Tuner(RewriteInput in, TuneSpace sp, SearchStrategy &st, TuneOptions o)
     : input(std::move(in)), space(std::move(sp)), strategy(st), opts(std::move(o)),
       states(space.kernels.size()) {
+  // The plans' effects on this unit, computed when a strategy asks (the
+  // policy's), once per plan, shared by the unit's kernels.
+  auto effects = std::make_shared<EffectCache>(input);
   for (size_t k = 0; k < space.kernels.size(); ++k) {
+    states[k].effects = effects;
     KernelState &ks = states[k];
     const TuneKernel &tk = space.kernels[k];
     ks.key = tk.key;

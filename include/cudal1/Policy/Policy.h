@@ -26,7 +26,8 @@ class Network;
 
 /// The model format's major version: bumped when a model directory's
 /// layout or the encoding breaks (a model of another major is refused).
-constexpr int kPolicyModelMajor = 1;
+/// 2: plans encoded by their effect too (encoding version 2).
+constexpr int kPolicyModelMajor = 2;
 /// |z| beyond which a state input counts as far outside the training range.
 constexpr double kMaxStateZ = 10.0;
 
@@ -48,6 +49,10 @@ struct PolicyModelInfo {
   /// from measured plans instead).
   unsigned maxPlanSteps = kPolicyStepCap;
   std::string data; ///< the databases it was trained on, for people
+  /// Whether the network reads exemplars: a model trained without them
+  /// (cudal1-train --ablate exemplars) is given none.
+  bool useExemplars = true;
+  std::string ablations; ///< what it was trained without, for people ("exemplars,stage-c")
 };
 
 class Policy {
@@ -68,6 +73,11 @@ public:
   /// than the schema's, or far outside the training range.
   llvm::Expected<std::vector<PlanScore>> score(const KernelState &state,
                                                const std::vector<Plan> &plans) const;
+  /// The same with the plans' effects (Tune/Effect.h), parallel to `plans`
+  /// (null: unknown); ignored by a model trained without effects.
+  llvm::Expected<std::vector<PlanScore>>
+  score(const KernelState &state, const std::vector<Plan> &plans,
+        const std::vector<const EffectFeatures *> &effects) const;
 
   const EncodingSchema &schema() const { return encoding; }
   PolicyModelInfo &info() { return modelInfo; }

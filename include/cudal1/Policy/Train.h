@@ -1,8 +1,12 @@
 // Training the policy from tuning databases (cudal1-train; docs/Policy.md,
-// "Training"). Stage (a) of issue 17: supervised, a within-kernel pairwise
-// ranking loss on measured log speedups (ties within the measured noise
-// ignored), imitation of the best plan, regression of the speedup with a
-// learned variance and classification of verification.
+// "Training"), the three stages of issue 17: (a) supervised, a within-kernel
+// pairwise ranking loss on measured log speedups (ties within the measured
+// noise ignored), imitation of the best plan, regression of the speedup with
+// a learned variance and classification of verification; (b) correctness,
+// which plans and compositions verify, from every recorded outcome; (c)
+// contrastive RL offline, episodes of turns answered from the measurements,
+// GRPO advantages, a KL term to the (a)/(b) policy and importance weights
+// from the recorded proposal probabilities.
 #ifndef CUDAL1_POLICY_TRAIN_H
 #define CUDAL1_POLICY_TRAIN_H
 
@@ -12,6 +16,8 @@
 
 #include <functional>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,7 +31,14 @@ struct MeasuredPlan {
   bool timed = false;
   double logSpeedup = 0; ///< mean over the timed measurements
   double noise = 0;      ///< half-width of the (widest) log interval
+  double logLo = 0;      ///< mean log of the interval's lower end (stage (c)'s reward)
   unsigned measurements = 0;
+  /// The mean proposal probability recorded with its measurements; 0 when
+  /// none was (imported or user plans).
+  double probability = 0;
+  /// Its effect (Tune/Effect.h), when its program's source was at hand
+  /// (attachEffects).
+  std::optional<EffectFeatures> effect;
 };
 
 enum class Split { Train, Validation, Test };
@@ -37,6 +50,10 @@ struct KernelData {
   std::string program; ///< the program it belongs to (see loadDataset)
   Split split = Split::Train;
   std::vector<MeasuredPlan> plans;
+  /// Per recorded session, the plans it measured for this kernel in the
+  /// order they were recorded (indices into `plans`): the episodes other
+  /// strategies played (stage (c) replays them).
+  std::vector<std::vector<unsigned>> episodes;
 };
 
 struct Dataset {
@@ -85,26 +102,83 @@ llvm::Expected<Dataset> loadDataset(const std::vector<std::string> &databases, i
 llvm::Error exportMerged(const std::vector<std::string> &databases, const std::string &out,
                          int featureVersion, unsigned &measurements);
 
+/// Where the effects of measured plans come from: the programs' sources.
+struct EffectOptions {
+  /// Programs (the dataset's program names, bench/data/programs.tsv) are
+  /// paths relative to this directory.
+  std::string sourceRoot = ".";
+  /// Effects computed before (a TSV: effect version, kernel key, plan,
+  /// values), read first and written back with the new ones; empty: none.
+  std::string cacheFile;
+  /// One line per program while computing (effects cost a parse per plan).
+  std::function<void(const std::string &)> progress;
+};
+
+struct EffectSummary {
+  unsigned plans = 0, withEffect = 0, fromCache = 0, computed = 0;
+  unsigned kernelsWithoutSource = 0; ///< their program is not a readable file
+  unsigned kernelsChanged = 0;       ///< the source's kernel key differs: another version
+  double seconds = 0;
+};
+
+/// Gives each measured plan its effect: applied to its program's source
+/// (when the program names a file and the kernel's key still matches that
+/// source), analysed and featurized as the policy strategy does when it
+/// proposes (EffectCache). A plan that no longer derives has none.
+llvm::Expected<EffectSummary> attachEffects(Dataset &data, const EffectOptions &options);
+
 struct TrainOptions {
   std::string outDir;
   bool overwrite = false;
-  std::string curveFile; ///< empty: OUTDIR/curve.txt
+  std::string curveFile; ///< empty: OUTDIR/curve.txt (and curve.svg beside it)
   uint64_t seed = 1;
   unsigned epochs = 200, hidden = 64, evalEvery = 10;
   double learningRate = 3e-3;
   std::string dataNote; ///< recorded in the model (the databases)
+  /// Start from this model (its schema and weights) instead of a new one:
+  /// stages (b) and (c) after an earlier (a).
+  std::string initModel;
+  double effectDropout = 0.3;
+  /// Stage (b): epochs of verification.
+  unsigned verifyEpochs = 50;
+  /// Stage (c): epochs of episodes of `budget` plans in turns of `group`;
+  /// wrong and failed plans are rewarded -penalty.
+  unsigned rlEpochs = 100, budget = 8, group = 4;
+  double temperature = 0.5, klWeight = 0.05, penalty = 1.0, rlLearningRate = 1e-3;
+  /// Stage (a)'s losses kept in stage (c) at this weight (0: pure RL).
+  double rlAnchor = 0.5;
+  /// Trained without: "exemplars" (none in context, the model reads none),
+  /// "stage-c", "effect" (plans by their steps alone): the evaluation
+  /// protocol's ablations.
+  std::set<std::string> ablate;
+  /// Every N-th curve point of each stage is saved as a model directory
+  /// DIR/checkpoints/STAGE-EPOCH; 0: none.
+  unsigned checkpointEvery = 0;
 };
+
+/// The ablations cudal1-train knows.
+const std::vector<std::string> &knownAblations();
 
 struct SplitScore {
   unsigned kernels = 0, pairs = 0;
   unsigned refused = 0; ///< kernels the model refused (scored as the heuristic would)
   double pairAccuracy = 0, top1 = 0;
+  /// The share of kernels with two or more timed plans whose top-scored
+  /// plan is within 5% of the best measured one (the oracle): the first
+  /// proposal's quality, ties included.
+  double within5 = 0;
+  unsigned within5Kernels = 0; ///< its denominator
 };
 
 struct TrainSummary {
   unsigned trainKernels = 0, validationKernels = 0, testKernels = 0;
   SplitScore train, validation, test; ///< of the final model
   std::string curve;                  ///< the training curve as written
+  std::string stages;                 ///< the stages run ("abc")
+  /// Stage (c)'s greedy episodes with the final model, per split: the mean
+  /// best reward found within the budget and the share of kernels whose
+  /// best measured plan was found.
+  double trainReturn = 0, validationReturn = 0, trainFound = 0, validationFound = 0;
 };
 
 /// Fits the encoding on the training split, trains, writes the model and

@@ -26,6 +26,15 @@ struct PolicyStrategyOptions {
   /// Subtracted per proposal already made with the same transforms (other
   /// parameter values), so that a budget spreads over kinds of plans.
   double diversity = 0.1;
+  /// Effects (Tune/Effect.h) newly computed per proposal: after scoring
+  /// every candidate by its steps (and by its effect where it is already
+  /// known), the best `effectShortlist` candidates whose effect is not known
+  /// are applied and analysed (a parse each, about half a second) and all
+  /// candidates with an effect scored again. 0: only effects computed before
+  /// (the proposal then stays within milliseconds). $CUDAL1_POLICY_EFFECTS
+  /// overrides it. Nothing is computed for a model trained without effects
+  /// or a state without a source (KernelState::effects).
+  unsigned effectShortlist = 3;
   /// One-line remarks (why the heuristic stands in); default: stderr.
   std::function<void(const std::string &)> remark;
 };

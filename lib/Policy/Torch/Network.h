@@ -6,6 +6,7 @@
 #define CUDAL1_POLICY_TORCH_NETWORK_H
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,23 @@ struct TrainGroup {
   std::vector<float> logSpeedup; ///< 0 where not timed
   std::vector<uint8_t> timed, verified;
   std::vector<float> noise; ///< half-width of the log interval: ties within it are ignored
+  /// The same plans with their effects left out (effect dropout: the
+  /// network must also score a plan whose effect is not computed); empty
+  /// when no plan of the group has an effect.
+  std::vector<float> plansBare, asExemplarBare;
+  /// Whether the outcome is known (verified, wrong, failed): stage (b).
+  std::vector<uint8_t> outcomeKnown;
+  /// Stage (c)'s reward: the log of the speedup's lower bound for a timed
+  /// verified plan, -penalty for a wrong or failed one; NaN where unknown
+  /// (verified but not timed, not run).
+  std::vector<float> reward;
+  /// The probability with which the strategy that proposed the plan chose
+  /// it (the database's proposal_probability; 1 for the heuristic), 0
+  /// where not recorded.
+  std::vector<float> behaviour;
+  /// The recorded sessions' proposals for this kernel, each in proposal
+  /// order (indices into the plans): the episodes other strategies played.
+  std::vector<std::vector<unsigned>> episodes;
 };
 
 struct TrainConfig {
@@ -54,6 +72,46 @@ struct TrainConfig {
   /// Keep the parameters of the curve point with the lowest validation
   /// loss (early stopping chosen on validation, never on test).
   bool selectOnValidation = true;
+  /// The share of targets and exemplars given without their effect.
+  double effectDropout = 0.3;
+
+  /// Stage (b), correctness: epochs of verification (class-balanced binary
+  /// cross-entropy on every plan of known outcome, wrong and failed ones
+  /// and fault campaigns included), the stage (a) losses kept at `anchor`.
+  unsigned verifyEpochs = 0;
+  double verifyAnchor = 0.25;
+
+  /// Stage (c), contrastive RL offline: per kernel an episode of `budget`
+  /// plans in turns of `group`, the environment answering from the
+  /// measured plans; the policy sees its episode's earlier results as
+  /// exemplars. Rewards: log of the lower bound of the speedup, -penalty for
+  /// wrong or failed plans; GRPO advantages within a turn, a KL term to the
+  /// policy at the start of stage (c) (that of stages (a)/(b)), and
+  /// recorded episodes of other strategies weighted by importance (the
+  /// policy's probability over the recorded proposal probability,
+  /// self-normalized within the turn and truncated at `truncate`).
+  unsigned rlEpochs = 0;
+  unsigned budget = 8, group = 4;
+  double temperature = 0.5; ///< of the policy's softmax over utilities
+  double klWeight = 0.05;
+  double truncate = 2.0;
+  double rlLearningRate = 1e-3;
+  /// Stage (a)'s losses on the episode's kernel at this weight, once per
+  /// episode: the predicted speedups stay speedups (the strategy reads
+  /// them), not only scores that rank.
+  double rlAnchor = 0.5;
+  /// The value heads (expected speedup and its variance, verification)
+  /// learn from each turn's own measurements at this weight.
+  double rlValueWeight = 0.5;
+  /// The least deviation GRPO divides advantages by (log units).
+  double advantageFloor = 0.05;
+  /// Recorded episodes are played too (off-policy, importance-weighted).
+  bool replay = true;
+  /// Earlier results of the episode are given as exemplars (false: the
+  /// "without exemplars" ablation).
+  bool useExemplars = true;
+  /// Called at each curve point with the stage and epoch (checkpoints).
+  std::function<void(const std::string &, unsigned)> checkpoint;
 };
 
 struct CurvePoint {
@@ -62,6 +120,16 @@ struct CurvePoint {
   double trainPairAccuracy = 0, validationPairAccuracy = 0;
   double trainTop1 = 0, validationTop1 = 0; ///< share of kernels whose top plan is the best
   bool selected = false;                    ///< the parameters kept at the end
+  std::string stage = "a";                  ///< "a", "b" or "c"
+  /// Stage (b): the share of plans of known outcome whose verification is
+  /// predicted right (probability on the right side of 1/2).
+  double trainVerifyAccuracy = 0, validationVerifyAccuracy = 0;
+  /// Stage (c), greedy episodes: the mean best reward found within the
+  /// budget, the share of kernels whose best plan was found, and the mean
+  /// KL to the reference policy over the turns.
+  double trainReturn = 0, validationReturn = 0;
+  double trainFound = 0, validationFound = 0;
+  double kl = 0;
 };
 
 class Network {
@@ -70,7 +138,8 @@ public:
   virtual std::string score(const Batch &batch, Scores &out) = 0;
   virtual std::string save(const std::string &path) = 0;
   virtual std::string load(const std::string &path) = 0;
-  /// Stage (a): ranking + imitation + regression + verification.
+  /// Stage (a): ranking + imitation + regression + verification, then
+  /// stages (b) and (c) where the config gives them epochs.
   virtual std::string train(const std::vector<TrainGroup> &train,
                             const std::vector<TrainGroup> &validation, const TrainConfig &config,
                             std::vector<CurvePoint> &curve) = 0;

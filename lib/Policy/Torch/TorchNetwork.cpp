@@ -81,6 +81,7 @@ struct LossParts {
   torch::Tensor total;
   unsigned pairs = 0, correctPairs = 0;
   bool hasBest = false, top1 = false;
+  unsigned verifyPlans = 0, verifyRight = 0; ///< stage (b): plans of known outcome, right ones
 };
 
 class TorchNetwork : public Network {
@@ -157,61 +158,12 @@ public:
     return guard([&] {
       torch::manual_seed(tc.seed);
       std::mt19937_64 rng(tc.seed);
-      torch::optim::Adam opt(net->parameters(), torch::optim::AdamOptions(tc.learningRate));
-      std::vector<size_t> order(trainSet.size());
-      std::iota(order.begin(), order.end(), 0);
-      std::vector<torch::Tensor> best;
-      double bestLoss = 0;
-      size_t bestPoint = 0;
-      for (unsigned epoch = 1; epoch <= tc.epochs; ++epoch) {
-        net->train();
-        std::shuffle(order.begin(), order.end(), rng);
-        for (size_t gi : order) {
-          const TrainGroup &g = trainSet[gi];
-          if (g.numPlans == 0)
-            continue;
-          // 1. A random part of the kernel's measurements is the context.
-          std::vector<unsigned> perm(g.numPlans);
-          std::iota(perm.begin(), perm.end(), 0u);
-          std::shuffle(perm.begin(), perm.end(), rng);
-          unsigned most = unsigned(std::floor(tc.contextFraction * g.numPlans));
-          unsigned ctx = g.numPlans >= 2 && most > 0 ? unsigned(rng() % (most + 1)) : 0;
-          std::vector<unsigned> context(perm.begin(), perm.begin() + ctx);
-          std::vector<unsigned> targets(perm.begin() + ctx, perm.end());
-          LossParts l = loss(g, context, targets, tc);
-          if (!l.total.defined())
-            continue;
-          opt.zero_grad();
-          l.total.backward();
-          opt.step();
-        }
-        if (epoch % std::max(1u, tc.evalEvery) == 0 || epoch == tc.epochs) {
-          net->eval();
-          CurvePoint pt;
-          pt.epoch = epoch;
-          evaluate(trainSet, tc, pt.trainLoss, pt.trainPairAccuracy, pt.trainTop1);
-          evaluate(validation, tc, pt.validationLoss, pt.validationPairAccuracy, pt.validationTop1);
-          curve.push_back(pt);
-          if (tc.selectOnValidation && !validation.empty() &&
-              (best.empty() || pt.validationLoss < bestLoss)) {
-            torch::NoGradGuard ng;
-            best.clear();
-            for (const torch::Tensor &p : net->parameters())
-              best.push_back(p.detach().clone());
-            bestLoss = pt.validationLoss;
-            bestPoint = curve.size() - 1;
-          }
-        }
-      }
-      if (!best.empty()) {
-        torch::NoGradGuard ng;
-        std::vector<torch::Tensor> params = net->parameters();
-        for (size_t i = 0; i < params.size(); ++i)
-          params[i].copy_(best[i]);
-        curve[bestPoint].selected = true;
-      } else if (!curve.empty()) {
-        curve.back().selected = true;
-      }
+      if (tc.epochs > 0)
+        supervised(trainSet, validation, tc, curve, rng, "a", tc.epochs, tc.learningRate);
+      if (tc.verifyEpochs > 0)
+        supervised(trainSet, validation, tc, curve, rng, "b", tc.verifyEpochs, tc.learningRate);
+      if (tc.rlEpochs > 0)
+        reinforce(trainSet, validation, tc, curve, rng);
       net->eval();
     });
   }
@@ -228,25 +180,149 @@ private:
     }
   }
 
-  static torch::Tensor select(const std::vector<float> &data, unsigned dim,
-                              const std::vector<unsigned> &idx) {
+  std::vector<torch::Tensor> snapshot() {
+    torch::NoGradGuard ng;
+    std::vector<torch::Tensor> out;
+    for (const torch::Tensor &p : net->parameters())
+      out.push_back(p.detach().clone());
+    return out;
+  }
+  void restore(const std::vector<torch::Tensor> &saved) {
+    torch::NoGradGuard ng;
+    std::vector<torch::Tensor> params = net->parameters();
+    for (size_t i = 0; i < params.size(); ++i)
+      params[i].copy_(saved[i]);
+  }
+
+  /// Stages (a) and (b): epochs over the kernels in a seeded order, one
+  /// kernel per step; the curve point of lowest validation loss is kept.
+  void supervised(const std::vector<TrainGroup> &trainSet,
+                  const std::vector<TrainGroup> &validation, const TrainConfig &tc,
+                  std::vector<CurvePoint> &curve, std::mt19937_64 &rng, const std::string &stage,
+                  unsigned epochs, double lr) {
+    torch::optim::Adam opt(net->parameters(), torch::optim::AdamOptions(lr));
+    std::vector<size_t> order(trainSet.size());
+    std::iota(order.begin(), order.end(), 0);
+    if (stage == "b")
+      balance = classWeights(trainSet);
+    std::vector<torch::Tensor> best;
+    double bestLoss = 0;
+    size_t bestPoint = 0, first = curve.size();
+    for (unsigned epoch = 1; epoch <= epochs; ++epoch) {
+      net->train();
+      std::shuffle(order.begin(), order.end(), rng);
+      for (size_t gi : order) {
+        const TrainGroup &g = trainSet[gi];
+        if (g.numPlans == 0)
+          continue;
+        // 1. A random part of the kernel's measurements is the context.
+        std::vector<unsigned> perm(g.numPlans);
+        std::iota(perm.begin(), perm.end(), 0u);
+        std::shuffle(perm.begin(), perm.end(), rng);
+        unsigned most = unsigned(std::floor(tc.contextFraction * g.numPlans));
+        unsigned ctx = g.numPlans >= 2 && most > 0 ? unsigned(rng() % (most + 1)) : 0;
+        std::vector<unsigned> context(perm.begin(), perm.begin() + ctx);
+        std::vector<unsigned> targets(perm.begin() + ctx, perm.end());
+        Dropout drop = dropout(g, tc, rng, unsigned(context.size()), unsigned(targets.size()));
+        LossParts l = stage == "b" ? verifyLoss(g, context, targets, tc, &drop)
+                                   : loss(g, context, targets, tc, &drop);
+        if (!l.total.defined())
+          continue;
+        opt.zero_grad();
+        l.total.backward();
+        opt.step();
+      }
+      if (epoch % std::max(1u, tc.evalEvery) == 0 || epoch == epochs) {
+        net->eval();
+        CurvePoint pt;
+        pt.stage = stage;
+        pt.epoch = epoch;
+        evaluate(trainSet, tc, stage, pt.trainLoss, pt.trainPairAccuracy, pt.trainTop1,
+                 pt.trainVerifyAccuracy);
+        evaluate(validation, tc, stage, pt.validationLoss, pt.validationPairAccuracy,
+                 pt.validationTop1, pt.validationVerifyAccuracy);
+        curve.push_back(pt);
+        if (tc.selectOnValidation && !validation.empty() &&
+            (best.empty() || pt.validationLoss < bestLoss)) {
+          best = snapshot();
+          bestLoss = pt.validationLoss;
+          bestPoint = curve.size() - 1;
+        }
+        if (tc.checkpoint)
+          tc.checkpoint(stage, epoch);
+      }
+    }
+    if (!best.empty()) {
+      restore(best);
+      curve[bestPoint].selected = true;
+    } else if (curve.size() > first) {
+      curve.back().selected = true;
+    }
+    net->eval();
+  }
+
+  /// Rows of a group: its plans or exemplars, each with or without its
+  /// effect (effect dropout).
+  struct Dropout {
+    std::vector<uint8_t> context, targets; ///< 1: without the effect
+  };
+  Dropout dropout(const TrainGroup &g, const TrainConfig &tc, std::mt19937_64 &rng, unsigned nc,
+                  unsigned nt) {
+    Dropout d;
+    d.context.assign(nc, 0);
+    d.targets.assign(nt, 0);
+    if (g.plansBare.empty() || tc.effectDropout <= 0)
+      return d;
+    auto coin = [&] { return double(rng() >> 11) * 0x1.0p-53 < tc.effectDropout; };
+    for (auto &x : d.context)
+      x = coin();
+    for (auto &x : d.targets)
+      x = coin();
+    return d;
+  }
+
+  static torch::Tensor select(const std::vector<float> &data, const std::vector<float> &bare,
+                              unsigned dim, const std::vector<unsigned> &idx,
+                              const std::vector<uint8_t> *useBare = nullptr) {
     std::vector<float> out;
     out.reserve(idx.size() * dim);
-    for (unsigned i : idx)
-      out.insert(out.end(), data.begin() + size_t(i) * dim, data.begin() + size_t(i + 1) * dim);
+    for (size_t r = 0; r < idx.size(); ++r) {
+      const std::vector<float> &src =
+          useBare && r < useBare->size() && (*useBare)[r] && !bare.empty() ? bare : data;
+      unsigned i = idx[r];
+      out.insert(out.end(), src.begin() + size_t(i) * dim, src.begin() + size_t(i + 1) * dim);
+    }
     return rows(out, int64_t(idx.size()), dim);
+  }
+
+  torch::Tensor stateOf(const TrainGroup &g) {
+    return torch::from_blob(const_cast<float *>(g.state.data()), {int64_t(config.stateDim)})
+        .clone();
+  }
+
+  torch::Tensor forwardGroup(const TrainGroup &g, const std::vector<unsigned> &context,
+                             const std::vector<unsigned> &targets, const Dropout *drop) {
+    return net->forward(
+        stateOf(g),
+        select(g.asExemplar, g.asExemplarBare, config.exemplarDim, context,
+               drop ? &drop->context : nullptr),
+        select(g.plans, g.plansBare, config.planDim, targets, drop ? &drop->targets : nullptr));
   }
 
   /// The four losses of stage (a) on one kernel's targets.
   LossParts loss(const TrainGroup &g, const std::vector<unsigned> &context,
-                 const std::vector<unsigned> &targets, const TrainConfig &tc) {
+                 const std::vector<unsigned> &targets, const TrainConfig &tc,
+                 const Dropout *drop = nullptr) {
     LossParts l;
     if (targets.empty())
       return l;
-    torch::Tensor state =
-        torch::from_blob(const_cast<float *>(g.state.data()), {int64_t(config.stateDim)}).clone();
-    torch::Tensor out = net->forward(state, select(g.asExemplar, config.exemplarDim, context),
-                                     select(g.plans, config.planDim, targets));
+    torch::Tensor out = forwardGroup(g, context, targets, drop);
+    return lossOf(out, g, targets, tc);
+  }
+
+  LossParts lossOf(const torch::Tensor &out, const TrainGroup &g,
+                   const std::vector<unsigned> &targets, const TrainConfig &tc) {
+    LossParts l;
     torch::Tensor mean = out.select(1, 0), logVar = clampLogVar(out.select(1, 1)),
                   logit = out.select(1, 2);
     std::vector<float> verified, y;
@@ -307,29 +383,435 @@ private:
     return l;
   }
 
-  void evaluate(const std::vector<TrainGroup> &groups, const TrainConfig &tc, double &lossOut,
-                double &pairAccuracy, double &top1) {
+  /// Class weights of stage (b): verified and not verified count alike.
+  std::pair<double, double> classWeights(const std::vector<TrainGroup> &groups) {
+    double pos = 0, neg = 0;
+    for (const TrainGroup &g : groups)
+      for (unsigned i = 0; i < g.numPlans; ++i)
+        if (i < g.outcomeKnown.size() && g.outcomeKnown[i])
+          (g.verified[i] ? pos : neg) += 1;
+    double n = pos + neg;
+    if (pos == 0 || neg == 0)
+      return {1, 1};
+    return {std::min(10.0, n / (2 * pos)), std::min(10.0, n / (2 * neg))};
+  }
+
+  /// Stage (b) on one kernel: the class-balanced verification loss on the
+  /// targets of known outcome, plus stage (a)'s losses at the anchor weight
+  /// (what was learned of speedups is kept). Counts of right predictions
+  /// go to `pairs`/`correctPairs` (reused: plans, right ones).
+  LossParts verifyLoss(const TrainGroup &g, const std::vector<unsigned> &context,
+                       const std::vector<unsigned> &targets, const TrainConfig &tc,
+                       const Dropout *drop = nullptr) {
+    LossParts l;
+    if (targets.empty())
+      return l;
+    torch::Tensor out = forwardGroup(g, context, targets, drop);
+    LossParts a = lossOf(out, g, targets, tc);
+    std::vector<int64_t> known;
+    std::vector<float> label, weight;
+    for (size_t r = 0; r < targets.size(); ++r) {
+      unsigned i = targets[r];
+      if (i < g.outcomeKnown.size() && g.outcomeKnown[i]) {
+        known.push_back(int64_t(r));
+        label.push_back(g.verified[i] ? 1.0f : 0.0f);
+        weight.push_back(float(g.verified[i] ? balance.first : balance.second));
+      }
+    }
+    torch::Tensor total = tc.verifyAnchor * a.total;
+    if (!known.empty()) {
+      torch::Tensor logit = out.select(1, 2).index_select(0, torch::tensor(known, torch::kInt64));
+      torch::Tensor yt = rows(label, int64_t(label.size()), 1).view({-1});
+      torch::Tensor wt = rows(weight, int64_t(weight.size()), 1).view({-1});
+      total = total + torch::binary_cross_entropy_with_logits(logit, yt, wt);
+      torch::Tensor ld = logit.detach().contiguous();
+      for (size_t j = 0; j < known.size(); ++j) {
+        ++l.verifyPlans;
+        l.verifyRight += (ld.data_ptr<float>()[j] > 0) == (label[j] > 0.5f);
+      }
+    }
+    l.pairs = a.pairs;
+    l.correctPairs = a.correctPairs;
+    l.hasBest = a.hasBest;
+    l.top1 = a.top1;
+    l.total = total;
+    return l;
+  }
+
+  void evaluate(const std::vector<TrainGroup> &groups, const TrainConfig &tc,
+                const std::string &stage, double &lossOut, double &pairAccuracy, double &top1,
+                double &verifyAccuracy) {
     torch::NoGradGuard ng;
     double sum = 0;
-    unsigned n = 0, pairs = 0, correct = 0, withBest = 0, hits = 0;
+    unsigned n = 0, pairs = 0, correct = 0, withBest = 0, hits = 0, vp = 0, vr = 0;
     for (const TrainGroup &g : groups) {
       std::vector<unsigned> all(g.numPlans);
       std::iota(all.begin(), all.end(), 0u);
-      LossParts l = loss(g, {}, all, tc);
+      LossParts l = stage == "b" ? verifyLoss(g, {}, all, tc) : loss(g, {}, all, tc);
       if (!l.total.defined())
         continue;
+      if (stage != "b") { // the verification counts of stage (a)'s points too
+        LossParts v = verifyLoss(g, {}, all, tc);
+        l.verifyPlans = v.verifyPlans;
+        l.verifyRight = v.verifyRight;
+      }
       sum += l.total.item<double>();
       ++n;
       pairs += l.pairs;
       correct += l.correctPairs;
       withBest += l.hasBest;
       hits += l.top1;
+      vp += l.verifyPlans;
+      vr += l.verifyRight;
     }
     lossOut = n ? sum / n : 0;
     pairAccuracy = pairs ? double(correct) / pairs : 0;
     top1 = withBest ? double(hits) / withBest : 0;
+    verifyAccuracy = vp ? double(vr) / vp : 0;
   }
 
+  // ---------------------------------------------------------------- stage (c)
+
+  /// The policy's log-probabilities over candidates: a softmax of the
+  /// strategy's utility (expected log speedup of a plan that verifies plus
+  /// the log of verifying, policyUtility without exploration) over the
+  /// temperature.
+  static torch::Tensor logPolicy(const torch::Tensor &out, double temperature) {
+    torch::Tensor mean = out.select(1, 0), logit = out.select(1, 2);
+    // The probability of verifying is what stages (a)/(b) learned from every
+    // outcome, held fixed here: rewards move the expected speedup only (a
+    // penalty pushes a plan down by its mean, bounded), so that one bad draw
+    // cannot drive a plan's probability to nothing, never to be drawn again.
+    torch::Tensor lv = logit.detach();
+    torch::Tensor u = torch::sigmoid(lv) * mean - torch::softplus(-lv);
+    return torch::log_softmax(u / std::max(1e-3, temperature), 0);
+  }
+
+  /// The kernel's candidates for episodes: plans whose reward is known.
+  static std::vector<unsigned> rewarded(const TrainGroup &g) {
+    std::vector<unsigned> out;
+    for (unsigned i = 0; i < g.numPlans; ++i)
+      if (i < g.reward.size() && !std::isnan(g.reward[i]))
+        out.push_back(i);
+    return out;
+  }
+
+  /// An earlier result of the episode as an exemplar of "this run".
+  void pushExemplar(const TrainGroup &g, unsigned i, std::vector<float> &ex, unsigned &n) {
+    size_t d = config.exemplarDim;
+    ex.insert(ex.end(), g.asExemplar.begin() + i * d, g.asExemplar.begin() + (i + 1) * d);
+    ex.back() = 1; // the this-run flag
+    ++n;
+  }
+
+  torch::Tensor forwardEpisode(PolicyNet &model, const TrainGroup &g, const std::vector<float> &ex,
+                               unsigned numEx, const std::vector<unsigned> &remaining) {
+    return model->forward(stateOf(g), rows(ex, numEx, config.exemplarDim),
+                          select(g.plans, {}, config.planDim, remaining));
+  }
+
+  struct Turn {
+    std::vector<size_t> picks;  ///< positions in `remaining`
+    std::vector<float> weights; ///< importance weights (1 on-policy)
+  };
+
+  /// One GRPO step on a turn: advantages relative to the group's mean
+  /// reward (over its deviation), the KL to the reference over the
+  /// turn's candidates.
+  double turnStep(const TrainGroup &g, const std::vector<unsigned> &remaining,
+                  const torch::Tensor &out, const torch::Tensor &logp, const torch::Tensor &logpRef,
+                  const Turn &t, const TrainConfig &tc, torch::optim::Adam &opt, bool anchor) {
+    std::vector<double> r;
+    for (size_t p : t.picks)
+      r.push_back(g.reward[remaining[p]]);
+    double mean = std::accumulate(r.begin(), r.end(), 0.0) / double(r.size()), var = 0;
+    for (double x : r)
+      var += (x - mean) * (x - mean);
+    double sd = std::sqrt(var / double(r.size()));
+    torch::Tensor kl = (torch::exp(logp) * (logp - logpRef)).sum();
+    torch::Tensor total = tc.klWeight * kl;
+    if (r.size() >= 2 && sd > 1e-6) {
+      // Over the group's deviation, but not below the noise of a
+      // measurement: plans a few percent apart are nearly a tie.
+      std::vector<float> adv;
+      std::vector<int64_t> idx;
+      for (size_t j = 0; j < r.size(); ++j) {
+        adv.push_back(float((r[j] - mean) / std::max(sd, tc.advantageFloor)) * t.weights[j]);
+        idx.push_back(int64_t(t.picks[j]));
+      }
+      torch::Tensor a = rows(adv, int64_t(adv.size()), 1).view({-1});
+      total = total - (a * logp.index_select(0, torch::tensor(idx, torch::kInt64))).mean();
+    }
+    // What the turn measured: its plans' speedups (timed) and outcomes teach
+    // the value heads, so that the expected speedup in the utility stays
+    // one (rewards alone would only scale it).
+    if (tc.rlValueWeight > 0) {
+      std::vector<int64_t> timedRows, knownRows;
+      std::vector<float> y, verified;
+      for (size_t p : t.picks) {
+        unsigned i = remaining[p];
+        if (g.timed[i]) {
+          timedRows.push_back(int64_t(p));
+          y.push_back(g.logSpeedup[i]);
+        }
+        if (i < g.outcomeKnown.size() && g.outcomeKnown[i]) {
+          knownRows.push_back(int64_t(p));
+          verified.push_back(g.verified[i] ? 1.0f : 0.0f);
+        }
+      }
+      if (!timedRows.empty()) {
+        torch::Tensor idx = torch::tensor(timedRows, torch::kInt64);
+        torch::Tensor m = out.select(1, 0).index_select(0, idx);
+        torch::Tensor lv = clampLogVar(out.select(1, 1)).index_select(0, idx);
+        torch::Tensor yt = rows(y, int64_t(y.size()), 1).view({-1});
+        total = total + tc.rlValueWeight * (0.5 * (lv + (yt - m).pow(2) * torch::exp(-lv))).mean();
+      }
+      if (!knownRows.empty()) {
+        torch::Tensor logit =
+            out.select(1, 2).index_select(0, torch::tensor(knownRows, torch::kInt64));
+        total = total + tc.rlValueWeight *
+                            torch::binary_cross_entropy_with_logits(
+                                logit, rows(verified, int64_t(verified.size()), 1).view({-1}));
+      }
+    }
+    if (anchor && tc.rlAnchor > 0) {
+      std::vector<unsigned> all(g.numPlans);
+      std::iota(all.begin(), all.end(), 0u);
+      LossParts l = loss(g, {}, all, tc);
+      if (l.total.defined())
+        total = total + tc.rlAnchor * l.total;
+    }
+    opt.zero_grad();
+    total.backward();
+    torch::nn::utils::clip_grad_norm_(net->parameters(), 1.0);
+    opt.step();
+    return kl.item<double>();
+  }
+
+  /// Draws `n` of the candidates without replacement from exp(logp).
+  static std::vector<size_t> draw(const torch::Tensor &logp, size_t n, std::mt19937_64 &rng) {
+    torch::Tensor pd = torch::exp(logp.detach()).contiguous();
+    std::vector<double> w(pd.data_ptr<float>(), pd.data_ptr<float>() + pd.numel());
+    std::vector<size_t> out;
+    for (size_t k = 0; k < n && k < w.size(); ++k) {
+      double sum = 0;
+      for (double x : w)
+        sum += x;
+      double u = double(rng() >> 11) * 0x1.0p-53 * sum, acc = 0;
+      size_t pick = w.size();
+      for (size_t i = 0; i < w.size(); ++i) {
+        if (w[i] <= 0)
+          continue;
+        pick = i;
+        acc += w[i];
+        if (u < acc)
+          break;
+      }
+      if (pick == w.size())
+        break;
+      out.push_back(pick);
+      w[pick] = 0;
+    }
+    return out;
+  }
+
+  /// Stage (c): sampled episodes on every training kernel (and the recorded
+  /// ones of other strategies, importance-weighted); the curve point of
+  /// highest validation return is kept.
+  void reinforce(const std::vector<TrainGroup> &trainSet, const std::vector<TrainGroup> &validation,
+                 const TrainConfig &tc, std::vector<CurvePoint> &curve, std::mt19937_64 &rng) {
+    // The reference: the policy of stages (a)/(b), frozen.
+    PolicyNet ref(config);
+    {
+      torch::NoGradGuard ng;
+      std::vector<torch::Tensor> src = net->parameters(), dst = ref->parameters();
+      for (size_t i = 0; i < src.size(); ++i)
+        dst[i].copy_(src[i]);
+    }
+    ref->eval();
+    torch::optim::Adam opt(net->parameters(), torch::optim::AdamOptions(tc.rlLearningRate));
+    std::vector<size_t> order(trainSet.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::vector<torch::Tensor> best;
+    double bestReturn = 0;
+    size_t bestPoint = 0, first = curve.size();
+    // Epoch 0: the policy stage (c) starts from, kept unless an epoch does
+    // better on validation (ties keep the earlier).
+    auto point = [&](unsigned epoch, double klMean) {
+      net->eval();
+      CurvePoint pt;
+      pt.stage = "c";
+      pt.epoch = epoch;
+      pt.kl = klMean;
+      episodes(trainSet, tc, pt.trainReturn, pt.trainFound);
+      episodes(validation, tc, pt.validationReturn, pt.validationFound);
+      double unused;
+      evaluate(trainSet, tc, "a", pt.trainLoss, pt.trainPairAccuracy, pt.trainTop1, unused);
+      evaluate(validation, tc, "a", pt.validationLoss, pt.validationPairAccuracy, pt.validationTop1,
+               unused);
+      curve.push_back(pt);
+      if (tc.selectOnValidation && !validation.empty() &&
+          (best.empty() || pt.validationReturn > bestReturn + 1e-9)) {
+        best = snapshot();
+        bestReturn = pt.validationReturn;
+        bestPoint = curve.size() - 1;
+      }
+    };
+    point(0, 0);
+    for (unsigned epoch = 1; epoch <= tc.rlEpochs; ++epoch) {
+      net->train();
+      std::shuffle(order.begin(), order.end(), rng);
+      double klSum = 0;
+      unsigned turns = 0;
+      for (size_t gi : order) {
+        const TrainGroup &g = trainSet[gi];
+        std::vector<unsigned> cands = rewarded(g);
+        if (cands.size() < 2)
+          continue;
+        // 1. An episode of the policy's own choices among the measured plans.
+        {
+          std::vector<unsigned> remaining = cands;
+          std::vector<float> ex;
+          unsigned numEx = 0;
+          size_t budget = std::min<size_t>(std::max(1u, tc.budget), cands.size()), spent = 0;
+          while (spent < budget && !remaining.empty()) {
+            size_t n = std::min<size_t>({std::max(1u, tc.group), budget - spent, remaining.size()});
+            torch::Tensor out = forwardEpisode(net, g, ex, numEx, remaining);
+            torch::Tensor logp = logPolicy(out, tc.temperature);
+            torch::Tensor logpRef;
+            {
+              torch::NoGradGuard ng;
+              logpRef = logPolicy(forwardEpisode(ref, g, ex, numEx, remaining), tc.temperature);
+            }
+            Turn t;
+            t.picks = draw(logp, n, rng);
+            t.weights.assign(t.picks.size(), 1.0f);
+            klSum += turnStep(g, remaining, out, logp, logpRef, t, tc, opt, spent == 0);
+            ++turns;
+            spent += t.picks.size();
+            advance(g, remaining, t.picks, ex, numEx, tc.useExemplars);
+          }
+        }
+        // 2. The recorded episodes of other strategies: their turns as
+        // proposed, weighted by how likely this policy is to propose them.
+        if (!tc.replay)
+          continue;
+        for (const std::vector<unsigned> &episode : g.episodes) {
+          std::vector<unsigned> played;
+          for (unsigned i : episode)
+            if (i < g.reward.size() && !std::isnan(g.reward[i]))
+              played.push_back(i);
+          if (played.size() < 2)
+            continue;
+          std::vector<unsigned> remaining = cands;
+          std::vector<float> ex;
+          unsigned numEx = 0;
+          for (size_t at = 0; at < played.size();) {
+            size_t n = std::min<size_t>(std::max(1u, tc.group), played.size() - at);
+            Turn t;
+            for (size_t j = at; j < at + n; ++j) {
+              auto pos = std::find(remaining.begin(), remaining.end(), played[j]);
+              if (pos != remaining.end())
+                t.picks.push_back(size_t(pos - remaining.begin()));
+            }
+            at += n;
+            if (t.picks.size() < 2)
+              break;
+            torch::Tensor out = forwardEpisode(net, g, ex, numEx, remaining);
+            torch::Tensor logp = logPolicy(out, tc.temperature);
+            torch::Tensor logpRef;
+            {
+              torch::NoGradGuard ng;
+              logpRef = logPolicy(forwardEpisode(ref, g, ex, numEx, remaining), tc.temperature);
+            }
+            // Importance weights: pi / mu, self-normalized in the turn, truncated.
+            torch::Tensor pd = torch::exp(logp.detach()).contiguous();
+            std::vector<double> rho;
+            for (size_t p : t.picks) {
+              double mu = g.behaviour.size() > remaining[p] ? g.behaviour[remaining[p]] : 0;
+              rho.push_back(double(pd.data_ptr<float>()[p]) / (mu > 0 ? mu : 1.0));
+            }
+            double mean = std::accumulate(rho.begin(), rho.end(), 0.0) / double(rho.size());
+            for (double x : rho)
+              t.weights.push_back(float(mean > 0 ? std::min(tc.truncate, x / mean) : 1.0));
+            klSum += turnStep(g, remaining, out, logp, logpRef, t, tc, opt, false);
+            ++turns;
+            advance(g, remaining, t.picks, ex, numEx, tc.useExemplars);
+          }
+        }
+      }
+      if (epoch % std::max(1u, tc.evalEvery) == 0 || epoch == tc.rlEpochs) {
+        point(epoch, turns ? klSum / turns : 0);
+        if (tc.checkpoint)
+          tc.checkpoint("c", epoch);
+      }
+    }
+    if (!best.empty()) {
+      restore(best);
+      curve[bestPoint].selected = true;
+    } else if (curve.size() > first) {
+      curve.back().selected = true;
+    }
+    net->eval();
+  }
+
+  /// The picked plans leave the candidates and, with their results, join
+  /// the exemplars.
+  void advance(const TrainGroup &g, std::vector<unsigned> &remaining,
+               const std::vector<size_t> &picks, std::vector<float> &ex, unsigned &numEx,
+               bool useExemplars) {
+    std::vector<unsigned> taken;
+    for (size_t p : picks)
+      taken.push_back(remaining[p]);
+    for (unsigned i : taken) {
+      if (useExemplars)
+        pushExemplar(g, i, ex, numEx);
+      remaining.erase(std::find(remaining.begin(), remaining.end(), i));
+    }
+  }
+
+  /// Greedy episodes (the top G by utility each turn): the mean best reward
+  /// found within the budget and the share of kernels whose best plan was
+  /// found.
+  void episodes(const std::vector<TrainGroup> &groups, const TrainConfig &tc, double &meanReturn,
+                double &found) {
+    torch::NoGradGuard ng;
+    double sum = 0;
+    unsigned n = 0, hits = 0;
+    for (const TrainGroup &g : groups) {
+      std::vector<unsigned> cands = rewarded(g);
+      if (cands.size() < 2)
+        continue;
+      double oracle = -INFINITY, got = -INFINITY;
+      for (unsigned i : cands)
+        oracle = std::max(oracle, double(g.reward[i]));
+      std::vector<unsigned> remaining = cands;
+      std::vector<float> ex;
+      unsigned numEx = 0;
+      size_t budget = std::min<size_t>(std::max(1u, tc.budget), cands.size()), spent = 0;
+      while (spent < budget && !remaining.empty()) {
+        size_t k = std::min<size_t>({std::max(1u, tc.group), budget - spent, remaining.size()});
+        torch::Tensor logp =
+            logPolicy(forwardEpisode(net, g, ex, numEx, remaining), tc.temperature).contiguous();
+        std::vector<size_t> idx(remaining.size());
+        std::iota(idx.begin(), idx.end(), 0);
+        const float *lp = logp.data_ptr<float>();
+        std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return lp[a] > lp[b]; });
+        idx.resize(k);
+        for (size_t p : idx)
+          got = std::max(got, double(g.reward[remaining[p]]));
+        spent += k;
+        advance(g, remaining, idx, ex, numEx, tc.useExemplars);
+      }
+      sum += got;
+      ++n;
+      hits += got >= oracle - 1e-6;
+    }
+    meanReturn = n ? sum / n : 0;
+    found = n ? double(hits) / n : 0;
+  }
+
+  std::pair<double, double> balance{1, 1};
   NetConfig config;
   PolicyNet net;
 };

@@ -163,6 +163,71 @@ TEST(Encoding, ExemplarCarriesItsResult) {
   EXPECT_EQ(std::vector<float>(x.begin() + b, x.end()), (std::vector<float>{0, 0, 0, 0, 1, 0}));
 }
 
+TEST(Encoding, EffectsAreNormalizedAndFlagged) {
+  std::vector<KernelState> ks = {kernelState("a", 0, 0)};
+  std::vector<const KernelState *> ptrs = {&ks[0]};
+  std::vector<std::vector<PlanStep>> plans = {{ks[0].steps[2]}, {ks[0].steps[6]}, {ks[0].steps[4]}};
+  // vectorize: 16-byte loads; launch-config: twice the block; restrict: no
+  // effect known.
+  EffectFeatures wide = {{"vector_bytes", 16}, {"block_threads_log2_delta", 0}};
+  EffectFeatures block = {{"vector_bytes", 4}, {"block_threads_log2_delta", 1}};
+  EncodingSchema s = fitSchema(ptrs, plans, 1, {&wide, &block, nullptr}, 1);
+  EXPECT_EQ(s.effectVersion, 1);
+  EXPECT_EQ(s.effectNames, (std::vector<std::string>{"block_threads_log2_delta", "vector_bytes"}));
+  ASSERT_EQ(s.effectDim(), 3u);
+  EXPECT_EQ(s.planDim(), kPolicyStepCap * s.stepDim() + 2 + 3);
+  // Moments of the signed logs over the two plans with an effect.
+  EXPECT_NEAR(s.effectMean[1], (std::log1p(16.0) + std::log1p(4.0)) / 2, 1e-12);
+  EXPECT_NEAR(s.effectStd[1], (std::log1p(16.0) - std::log1p(4.0)) / 2, 1e-12);
+  EXPECT_NEAR(s.effectMean[0], std::log1p(1.0) / 2, 1e-12);
+  unsigned at = kPolicyStepCap * s.stepDim() + 2;
+  std::vector<float> p = encodePlan(s, plans[0], &wide);
+  EXPECT_EQ(p[at], 1.0f);             // known
+  EXPECT_NEAR(p[at + 1], -1.0, 1e-6); // block: 0 against a mean of log(2)/2
+  EXPECT_NEAR(p[at + 2], 1.0, 1e-6);  // 16 bytes: one deviation above
+  // Unknown: the flag and every slot 0 (the training mean); the steps alone
+  // are encoded the same either way.
+  std::vector<float> u = encodePlan(s, plans[0]);
+  EXPECT_EQ(std::vector<float>(u.begin() + at, u.end()), (std::vector<float>{0, 0, 0}));
+  EXPECT_EQ(std::vector<float>(u.begin(), u.begin() + at),
+            std::vector<float>(p.begin(), p.begin() + at));
+  // A name the schema lacks is left out; one the effect lacks is 0.
+  EffectFeatures other = {{"vector_bytes", 16}, {"no_such_effect", 5}};
+  std::vector<float> o = encodePlan(s, plans[0], &other);
+  EXPECT_EQ(o[at], 1.0f);
+  EXPECT_EQ(o[at + 1], 0.0f);
+  EXPECT_NEAR(o[at + 2], 1.0, 1e-6);
+  // Exemplars carry their effect; encodeInput takes the plans' effects.
+  Exemplar e;
+  e.steps = plans[0];
+  e.effect = wide;
+  std::vector<float> x = encodeExemplar(s, e);
+  EXPECT_EQ(std::vector<float>(x.begin(), x.begin() + s.planDim()), p);
+  EncodedInput in = encodeInput(s, ks[0], plans, nullptr);
+  std::vector<const EffectFeatures *> effects = {&wide, nullptr, &block};
+  EncodedInput withEffects = encodeInput(s, ks[0], plans, &effects);
+  EXPECT_EQ(in.plans[at], 0.0f);
+  EXPECT_EQ(withEffects.plans[at], 1.0f);
+  EXPECT_EQ(withEffects.plans[s.planDim() + at], 0.0f);
+  EXPECT_EQ(withEffects.plans[2 * s.planDim() + at], 1.0f);
+  // Without any effect there are no effect slots at all.
+  EncodingSchema bare = fitSchema(ptrs, plans, 1, {nullptr, nullptr, nullptr}, 1);
+  EXPECT_EQ(bare.effectVersion, 0);
+  EXPECT_EQ(bare.effectDim(), 0u);
+  EXPECT_EQ(encodePlan(bare, plans[0], &wide).size(), bare.planDim());
+  // With effects, the schema round-trips through JSON.
+  llvm::Expected<EncodingSchema> back = schemaFromJson(schemaToJson(s));
+  ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
+  EXPECT_TRUE(*back == s);
+  llvm::json::Object unsorted = *schemaToJson(s).getAsObject();
+  unsorted["effects"] =
+      llvm::json::Array{llvm::json::Object{{"name", "z"}, {"mean", 0.0}, {"std", 1.0}},
+                        llvm::json::Object{{"name", "a"}, {"mean", 0.0}, {"std", 1.0}}};
+  llvm::Expected<EncodingSchema> bad = schemaFromJson(llvm::json::Value(std::move(unsorted)));
+  ASSERT_FALSE(bool(bad));
+  EXPECT_NE(llvm::toString(bad.takeError()).find("'effects' must be sorted"), std::string::npos);
+}
+
 TEST(Encoding, SchemaJsonRoundTripAndRefusals) {
   std::vector<KernelState> ks = {kernelState("a", 0, 0), kernelState("b", 1, 1)};
   EncodingSchema s = schemaFor(ks);

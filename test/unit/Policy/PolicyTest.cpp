@@ -157,10 +157,16 @@ TEST(Policy, UnusableModelsSayWhy) {
   EXPECT_NE(withModel("{ not json").find("not JSON"), std::string::npos);
   EXPECT_NE(withModel("{\"format\": \"other\"}").find("not a cudal1 policy model"),
             std::string::npos);
-  EXPECT_NE(withModel(replaced("\"major\": 1", "\"major\": 2")).find("model version 2"),
+  std::string major = "\"major\": " + std::to_string(kPolicyModelMajor);
+  EXPECT_NE(withModel(replaced(major, "\"major\": 99")).find("model version 99"),
             std::string::npos);
-  EXPECT_NE(withModel(replaced("\"encoding_version\": 1", "\"encoding_version\": 9"))
+  std::string encoding = "\"encoding_version\": " + std::to_string(kEncodingVersion);
+  EXPECT_NE(withModel(replaced(encoding, "\"encoding_version\": 9"))
                 .find("schema mismatch: encoding version 9"),
+            std::string::npos);
+  // The effects of another effect version mean something else.
+  EXPECT_NE(withModel(replaced("\"effect_version\": 0", "\"effect_version\": 7"))
+                .find("schema mismatch: effect version 7"),
             std::string::npos);
   // A schema of another shape than the weights (a widened network).
   EXPECT_NE(withModel(replaced("\"hidden\": 16", "\"hidden\": 17")).find("does not fit"),

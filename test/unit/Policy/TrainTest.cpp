@@ -7,12 +7,14 @@
 
 #include "Torch/Network.h" // lib/Policy: the network behind Policy (tests only)
 
+#include "cudal1/Tune/Effect.h"
 #include "cudal1/TuneDB/TuneDB.h"
 
 #include "llvm/Support/FileSystem.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -182,6 +184,10 @@ TEST(Train, LearnsTheRightPlanOfASyntheticTask) {
   TrainOptions to;
   to.outDir = d.path + "/model";
   to.epochs = 40;
+  to.verifyEpochs = 10;
+  to.rlEpochs = 10;
+  to.budget = 2;
+  to.group = 2;
   to.hidden = 32;
   to.seed = 3;
   auto sum = trainPolicy(*ds, to);
@@ -263,7 +269,17 @@ TEST(Train, LearnsTheRightPlanOfASyntheticTask) {
   text << curve.rdbuf();
   EXPECT_EQ(text.str(), sum->curve);
   EXPECT_NE(sum->curve.find("# final test:"), std::string::npos);
-  EXPECT_NE(sum->curve.find("(lowest validation loss)"), std::string::npos);
+  EXPECT_NE(sum->curve.find("# kept: stage a"), std::string::npos);
+  EXPECT_NE(sum->curve.find("# kept: stage b"), std::string::npos);
+  EXPECT_NE(sum->curve.find("# kept: stage c"), std::string::npos) << sum->curve;
+  EXPECT_EQ(sum->stages, "abc");
+  // And its plot.
+  std::ifstream svg(to.outDir + "/curve.svg");
+  std::stringstream plot;
+  plot << svg.rdbuf();
+  EXPECT_EQ(plot.str().rfind("<svg ", 0), 0u);
+  EXPECT_NE(plot.str().find("stage c"), std::string::npos);
+  EXPECT_NE(plot.str().find("<polyline"), std::string::npos);
 
   // Deterministic: the same seed trains the same weights, bit for bit.
   TrainOptions again = to;
@@ -275,6 +291,153 @@ TEST(Train, LearnsTheRightPlanOfASyntheticTask) {
   std::vector<float> a = (*model)->network().parameters(), b = (*model2)->network().parameters();
   ASSERT_EQ(a.size(), b.size());
   EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)));
+}
+
+/// Held-out kernels whose plan of highest utility (no exploration) is the
+/// right one.
+unsigned rightFirst(const Policy &model, const Dataset &ds, unsigned &heldOut) {
+  unsigned right = 0;
+  heldOut = 0;
+  for (const KernelData &k : ds.kernels) {
+    if (k.split == Split::Train)
+      continue;
+    std::vector<Plan> plans;
+    for (const MeasuredPlan &p : k.plans)
+      plans.push_back(Plan{p.steps});
+    auto s = model.score(k.state, plans);
+    EXPECT_TRUE(bool(s)) << llvm::toString(s.takeError());
+    if (!s)
+      continue;
+    size_t top = 0;
+    for (size_t i = 0; i < plans.size(); ++i)
+      if (policyUtility((*s)[i], 0) > policyUtility((*s)[top], 0))
+        top = i;
+    ++heldOut;
+    right += k.plans[top].text == rightPlan(k.state.name, std::stoi(k.state.name.substr(1)) % 3);
+  }
+  return right;
+}
+
+TEST(Train, StageCAloneReachesTheRightPlan) {
+  if (!policyBackendAvailable())
+    GTEST_SKIP() << "built without libtorch";
+  TempDir d;
+  std::string path = d.path + "/synthetic.db";
+  buildSyntheticDb(path, 45);
+  auto ds = loadDataset({path}, 1, SplitOptions{15, 15});
+  ASSERT_TRUE(bool(ds)) << llvm::toString(ds.takeError());
+  // No supervised stage, no anchor to it: the policy learns only from
+  // episodes' rewards (turns of 2 of the measured plans, GRPO advantages,
+  // the recorded sessions replayed with importance weights).
+  TrainOptions to;
+  to.outDir = d.path + "/rl";
+  to.epochs = 0;
+  to.verifyEpochs = 0;
+  to.rlEpochs = 40;
+  to.rlAnchor = 0;
+  to.budget = 2;
+  to.group = 2;
+  to.hidden = 32;
+  to.seed = 4;
+  auto sum = trainPolicy(*ds, to);
+  ASSERT_TRUE(bool(sum)) << llvm::toString(sum.takeError());
+  EXPECT_EQ(sum->stages, "c");
+  auto model = Policy::load(to.outDir);
+  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+  unsigned heldOut = 0, right = rightFirst(**model, *ds, heldOut);
+  ASSERT_GT(heldOut, 5u);
+  EXPECT_EQ(right, heldOut) << sum->curve;
+  EXPECT_DOUBLE_EQ(sum->validationFound, 1.0) << sum->curve;
+  // The untrained network it started from does not (the task is not trivial).
+  TrainOptions none = to;
+  none.outDir = d.path + "/untrained";
+  none.rlEpochs = 0;
+  none.evalEvery = 1;
+  auto sum0 = trainPolicy(*ds, none);
+  ASSERT_TRUE(bool(sum0)) << llvm::toString(sum0.takeError());
+  auto untrained = Policy::load(none.outDir);
+  ASSERT_TRUE(bool(untrained));
+  unsigned heldOut0 = 0;
+  EXPECT_LT(rightFirst(**untrained, *ds, heldOut0), heldOut / 2);
+  // Deterministic: the same seed, the same weights.
+  TrainOptions again = to;
+  again.outDir = d.path + "/rl2";
+  ASSERT_TRUE(bool(trainPolicy(*ds, again)));
+  auto model2 = Policy::load(again.outDir);
+  ASSERT_TRUE(bool(model2));
+  std::vector<float> a = (*model)->network().parameters(), b = (*model2)->network().parameters();
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)));
+}
+
+TEST(Train, AblationsTrainWithoutWhatTheyName) {
+  if (!policyBackendAvailable())
+    GTEST_SKIP() << "built without libtorch";
+  TempDir d;
+  std::string path = d.path + "/synthetic.db";
+  buildSyntheticDb(path, 12);
+  auto ds = loadDataset({path}, 1, SplitOptions{0, 0});
+  ASSERT_TRUE(bool(ds));
+  // Effects given to a few plans, so that the schema has effect slots.
+  for (KernelData &k : ds->kernels)
+    for (MeasuredPlan &p : k.plans)
+      p.effect = EffectFeatures{
+          {"vector_bytes", p.text.find("vectorize") != std::string::npos ? 16.0 : 4.0}};
+  TrainOptions to;
+  to.epochs = 4;
+  to.verifyEpochs = 2;
+  to.rlEpochs = 2;
+  to.hidden = 16;
+  auto train = [&](const std::string &name, std::set<std::string> ablate) {
+    TrainOptions o = to;
+    o.outDir = d.path + "/" + name;
+    o.ablate = std::move(ablate);
+    auto sum = trainPolicy(*ds, o);
+    EXPECT_TRUE(bool(sum)) << llvm::toString(sum.takeError());
+    auto m = Policy::load(o.outDir);
+    EXPECT_TRUE(bool(m)) << llvm::toString(m.takeError());
+    return std::make_pair(sum ? sum->stages : "", m ? std::move(*m) : nullptr);
+  };
+  auto [allStages, all] = train("all", {});
+  ASSERT_TRUE(all);
+  EXPECT_EQ(allStages, "abc");
+  EXPECT_EQ(all->schema().effectNames, std::vector<std::string>{"vector_bytes"});
+  EXPECT_EQ(all->schema().effectVersion, kEffectVersion);
+  EXPECT_TRUE(all->info().useExemplars);
+
+  auto [noC, withoutC] = train("no-c", {"stage-c"});
+  EXPECT_EQ(noC, "ab");
+  auto [s2, withoutEffect] = train("no-effect", {"effect"});
+  ASSERT_TRUE(withoutEffect);
+  EXPECT_EQ(withoutEffect->schema().effectDim(), 0u);
+  EXPECT_EQ(withoutEffect->info().ablations, "effect");
+  auto [s3, withoutExemplars] = train("no-exemplars", {"exemplars"});
+  ASSERT_TRUE(withoutExemplars);
+  EXPECT_FALSE(withoutExemplars->info().useExemplars);
+  // A model without exemplars scores a kernel the same whatever was measured.
+  KernelState st = ds->kernels[0].state;
+  std::vector<Plan> plans = {Plan{ds->kernels[0].plans[0].steps}};
+  auto bare = withoutExemplars->score(st, plans);
+  Exemplar e;
+  e.steps = ds->kernels[0].plans[1].steps;
+  e.measured.outcome = Outcome::Ok;
+  e.measured.timed = true;
+  e.measured.speedup = 3;
+  st.exemplars.push_back(e);
+  auto withEx = withoutExemplars->score(st, plans);
+  ASSERT_TRUE(bare && withEx);
+  EXPECT_EQ((*bare)[0].logSpeedup, (*withEx)[0].logSpeedup);
+  auto allBare = all->score(ds->kernels[0].state, plans), allWith = all->score(st, plans);
+  ASSERT_TRUE(allBare && allWith);
+  EXPECT_NE((*allBare)[0].logSpeedup, (*allWith)[0].logSpeedup);
+
+  TrainOptions bad = to;
+  bad.outDir = d.path + "/bad";
+  bad.ablate = {"everything"};
+  auto err = trainPolicy(*ds, bad);
+  ASSERT_FALSE(bool(err));
+  EXPECT_NE(llvm::toString(err.takeError()).find("unknown ablation 'everything'"),
+            std::string::npos);
 }
 
 TEST(Train, NothingToTrainOnIsAnError) {
@@ -338,6 +501,48 @@ TEST(Train, RankingScoresCountPairsTiesAndTheTopPlan) {
   ASSERT_TRUE(bool(none));
   EXPECT_EQ(none->kernels, 0u);
   EXPECT_EQ(none->pairs, 0u);
+  EXPECT_EQ(s->within5Kernels, 1u);
+  EXPECT_DOUBLE_EQ(s->within5, 1.0);
+}
+
+TEST(Train, TopOneWithinFivePercentOfTheOracle) {
+  Dataset ds;
+  auto kernel = [](const char *name, std::vector<std::pair<const char *, double>> plans) {
+    KernelData k;
+    k.state.name = name;
+    for (auto [transform, y] : plans) {
+      MeasuredPlan p;
+      PlanStep s;
+      s.scope.kernel = name;
+      s.transform = transform;
+      p.steps = {s};
+      p.outcome = Outcome::Ok;
+      p.timed = true;
+      p.logSpeedup = y;
+      p.noise = 0.001;
+      k.plans.push_back(p);
+    }
+    return k;
+  };
+  // The ranking puts coalesce first everywhere. a: 4% slower than the best
+  // (within 5%, not the best: top-1 misses); b: 10% slower (misses both);
+  // c: one timed plan (no ranking to judge).
+  ds.kernels = {kernel("a", {{"restrict", std::log(1.5)}, {"coalesce", std::log(1.5 * 0.96)}}),
+                kernel("b", {{"restrict", std::log(2.0)}, {"coalesce", std::log(2.0 * 0.9)}}),
+                kernel("c", {{"restrict", 0.3}})};
+  RankFn coalesceFirst = [](const KernelData &, const std::vector<const MeasuredPlan *> &ps,
+                            bool &) -> llvm::Expected<std::vector<double>> {
+    std::vector<double> out;
+    for (const MeasuredPlan *p : ps)
+      out.push_back(p->steps[0].transform == "coalesce" ? 1 : 0);
+    return out;
+  };
+  auto s = evaluateRanking(ds, Split::Train, coalesceFirst);
+  ASSERT_TRUE(bool(s));
+  EXPECT_EQ(s->kernels, 3u);
+  EXPECT_EQ(s->within5Kernels, 2u);
+  EXPECT_DOUBLE_EQ(s->within5, 0.5);
+  EXPECT_DOUBLE_EQ(s->top1, 0.0);
 }
 
 } // namespace
