@@ -28,15 +28,15 @@ emit() { # OPT ROOT BUNDLE
   nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
   rm -rf "$3"
   "$1" "$2/$program" --emit-bundle "$3" --budget 4 --time-regex '^gpu_ms=(\S+)' \
-    --build-cmd "$nvcc -O3 -arch=sm_90 {src} -o {exe}" -- -x cuda --cuda-gpu-arch=sm_90 \
-    || fail "cudal1-opt --emit-bundle exited $?"
+    --build-cmd "$nvcc -O3 -arch=sm_90 {src} -o {exe}" -- -x cuda --cuda-gpu-arch=sm_90 ||
+    fail "cudal1-opt --emit-bundle failed"
   test -f "$3/kernels/manifest.txt" || fail "no kernel part in $3"
   grep -q '^variant ' "$3/kernels/manifest.txt" || fail "no kernel-level variant in $3/kernels"
 }
 
 import() { # OPT ROOT BUNDLE
   "$1" "$2/$program" --import-results "$3" -o "$3/tuned.cu" -- -x cuda --cuda-gpu-arch=sm_90 \
-    > "$3/import.log" 2>&1 || { cat "$3/import.log"; fail "cudal1-opt --import-results exited $?"; }
+    > "$3/import.log" 2>&1 || { rc=$?; cat "$3/import.log"; fail "cudal1-opt --import-results exited $rc"; }
   cat "$3/import.log"
   line=$(grep -E '^sumSquares ' "$3/import.log" | head -1)
   echo "$line" | grep -q 'warp-reduce.*(replay-double-reference' ||
@@ -67,12 +67,16 @@ else
   fi
   cp -r "$carried" "$b" || fail "cannot copy $carried"
 fi
-"$eval" "$b" > "$work/eval.log" 2>&1 || { cat "$work/eval.log"; fail "cudal1-eval exited $?"; }
+"$eval" "$b" > "$work/eval.log" 2>&1
+rc=$?
+[ $rc -eq 0 ] || { cat "$work/eval.log"; fail "cudal1-eval exited $rc"; }
 cat "$work/eval.log"
 cat "$b/kernels/status.txt"
-grep -q '^kernel .*sumSquares replay launches=[1-9]' "$b/kernels/status.txt" ||
-  fail "sumSquares was not captured and replayed"
-kres=$b/kernels/$(sed -n 's/^kernel .*sumSquares replay .*results=\([^ ]*\).*/\1/p' "$b/kernels/status.txt")/results.txt
+key=$(sed -n 's/^kernel \([^ ]*\) name=sumSquares .*/\1/p' "$b/kernels/manifest.txt")
+[ -n "$key" ] || fail "sumSquares is not in the kernel part's manifest"
+grep -q "^kernel $key replay launches=[1-9]" "$b/kernels/status.txt" ||
+  fail "sumSquares ($key) was not captured and replayed"
+kres=$b/kernels/$(sed -n "s/^kernel $key replay .*results=\([^ ]*\).*/\1/p" "$b/kernels/status.txt")/results.txt
 test -f "$kres" || fail "no replay results ($kres)"
 cat "$kres"
 grep -q '^result original outcome=ok ' "$kres" ||
