@@ -125,7 +125,7 @@ private:
 /// the instrumented program (DIR/instrumented.cu) and the capture runtime's
 /// sources, for cudal1-eval to capture and replay on the GPU machine. A
 /// plan that changes the launch configuration (launch-config, coarsen,
-/// warp-rows) stays at program level here: its override is computed from
+/// warp-rows, stage-shared) stays at program level here: its override is computed from
 /// the captured launch, which only the GPU machine has. Kernels without a
 /// reference stay at program level with a note. Returns the number of
 /// variants listed (0: no kernel part, and an old one is removed).
