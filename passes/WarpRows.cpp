@@ -20,7 +20,9 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Debug.h"
 
+#include <algorithm>
 #include <functional>
+#include <tuple>
 
 #include "runtime/warp-rows-device.inc" // passes/runtime/warp-rows-device.cuh
 #include "runtime/warp-rows-host.inc"   // passes/runtime/warp-rows-host.cuh
@@ -45,6 +47,16 @@ struct RowLoop {
   const VarDecl *var = nullptr;
   const Expr *start = nullptr;
   std::vector<std::pair<const VarDecl *, Combine>> accumulators; ///< empty: a map loop
+  /// vector=yes: a reduction whose body is one accumulation reading each
+  /// buffer at `X + counter`; its reads become 16-byte loads.
+  struct Load {
+    const ArraySubscriptExpr *read = nullptr;
+    std::string base, offset; ///< the read is base[offset + counter] ("" offset: base[counter])
+  };
+  const Stmt *accumulation = nullptr; ///< set when vectorizable
+  std::vector<Load> loads;
+  unsigned width = 0;    ///< elements per 16 bytes (float 4, double 2)
+  std::string vectorWhy; ///< why not, when not
 };
 
 /// What the rewrite does to each statement of the per-row region.
@@ -275,6 +287,98 @@ std::string matchRowLoop(ASTContext &ast, const ForStmt *f, RowLoop &out) {
   return "";
 }
 
+/// Whether a reduction row loop's reads can be 16-byte loads (vector=yes):
+/// its body is one accumulation, the counter appears only as `X + counter`
+/// (or alone) in subscripts of float or double buffers, one type for all.
+/// Fills the loop's loads and width; the reason when not.
+std::string matchVectorPart(ASTContext &ast, RowLoop &l) {
+  if (l.accumulators.empty())
+    return "the loop does not accumulate";
+  std::vector<const Stmt *> body;
+  for (const Stmt *s : statementsOf(l.loop->getBody()))
+    if (!isa<NullStmt>(s))
+      body.push_back(s);
+  if (body.size() != 1 || !accumulation(body[0]))
+    return "the loop body is not one accumulation";
+  QualType elem;
+  std::string why;
+  llvm::DenseSet<const Stmt *> inLoads;
+  forEachStmt(body[0], [&](const Stmt *c) {
+    auto *as = dyn_cast<ArraySubscriptExpr>(c);
+    if (!as || !refersTo(as->getIdx(), l.var) || !why.empty())
+      return;
+    const Expr *idx = as->getIdx()->IgnoreParenImpCasts();
+    RowLoop::Load ld;
+    ld.read = as;
+    if (localOf(idx) != l.var) {
+      auto *add = dyn_cast<BinaryOperator>(idx);
+      const Expr *other = nullptr;
+      if (add && add->getOpcode() == BO_Add) {
+        if (localOf(add->getRHS()) == l.var)
+          other = add->getLHS();
+        else if (localOf(add->getLHS()) == l.var)
+          other = add->getRHS();
+      }
+      if (!other || refersTo(other, l.var)) {
+        why = "a read's index is not 'offset + " + l.var->getNameAsString() + "'";
+        return;
+      }
+      ld.offset = spelled(ast, other);
+    }
+    QualType t = as->getType().getCanonicalType().getUnqualifiedType();
+    if (!t->isSpecificBuiltinType(BuiltinType::Float) &&
+        !t->isSpecificBuiltinType(BuiltinType::Double)) {
+      why = "a read is of " + t.getAsString() + ", not float or double";
+      return;
+    }
+    if (!elem.isNull() && elem != t) {
+      why = "the reads mix float and double";
+      return;
+    }
+    elem = t;
+    ld.base = spelled(ast, as->getBase());
+    l.loads.push_back(ld);
+    forEachStmt(as->getIdx(), [&](const Stmt *x) { inLoads.insert(x); });
+  });
+  if (!why.empty())
+    return why;
+  if (l.loads.empty())
+    return "the loop reads no buffer at the counter";
+  bool elsewhere = false;
+  forEachStmt(body[0], [&](const Stmt *c) {
+    if (auto *dre = dyn_cast<DeclRefExpr>(c); dre && dre->getDecl() == l.var && !inLoads.count(c))
+      elsewhere = true;
+  });
+  if (elsewhere)
+    return "the counter is used other than to index a read";
+  l.accumulation = body[0];
+  l.width = elem->isSpecificBuiltinType(BuiltinType::Float) ? 4 : 2;
+  return "";
+}
+
+/// The source text of `s` with each of `loads` replaced by `with[i]`.
+std::string withReplaced(ASTContext &ast, const Stmt *s, const std::vector<RowLoop::Load> &loads,
+                         const std::vector<std::string> &with) {
+  const SourceManager &sm = ast.getSourceManager();
+  SourceLocation b = sm.getFileLoc(s->getBeginLoc());
+  std::string text = spelled(ast, s);
+  std::vector<std::tuple<unsigned, unsigned, std::string>> edits;
+  for (size_t i = 0; i < loads.size(); ++i) {
+    SourceRange r = loads[i].read->getSourceRange();
+    unsigned from = sm.getFileOffset(sm.getFileLoc(r.getBegin())) - sm.getFileOffset(b);
+    SourceLocation end =
+        Lexer::getLocForEndOfToken(sm.getFileLoc(r.getEnd()), 0, sm, ast.getLangOpts());
+    unsigned to = sm.getFileOffset(end) - sm.getFileOffset(b);
+    edits.emplace_back(from, to, with[i]);
+  }
+  std::sort(edits.begin(), edits.end(),
+            [](auto &x, auto &y) { return std::get<0>(x) > std::get<0>(y); });
+  for (auto &[from, to, t] : edits)
+    if (from <= to && to <= text.size())
+      text.replace(from, to - from, t);
+  return text;
+}
+
 bool contains(const Stmt *outer, const Stmt *inner) {
   bool found = false;
   forEachStmt(outer, [&](const Stmt *c) { found |= c == inner; });
@@ -352,6 +456,8 @@ std::string matchRegion(TransformContext &ctx, unsigned kernel, Region &r) {
       for (const VarDecl *b : fx.buffersWritten)
         laneZeroBuffers.insert(b);
       reduction |= !rl.accumulators.empty();
+      if (!rl.accumulators.empty())
+        rl.vectorWhy = matchVectorPart(ast, rl);
       r.loops.push_back(rl);
       continue;
     }
@@ -442,15 +548,44 @@ std::string WarpRows::legality(TransformContext &ctx, Target t) const {
   return matchRegion(ctx, t.kernel, r);
 }
 
-std::vector<ParamSpace> WarpRows::space(TransformContext &, Target) const {
-  return {{"lanes", {"32", "16", "8", "4"}}};
+/// Why no row loop of the kernel can take 16-byte loads ("" when one can).
+std::string whyNoVectorPart(const Region &r) {
+  std::string why = "no row loop accumulates";
+  for (const RowLoop &l : r.loops) {
+    if (l.accumulation)
+      return "";
+    if (!l.accumulators.empty())
+      why = l.vectorWhy;
+  }
+  return why;
 }
 
-std::string WarpRows::checkParams(TransformContext &, Target, const PlanStep &step) const {
+std::vector<ParamSpace> WarpRows::space(TransformContext &ctx, Target t) const {
+  std::vector<ParamSpace> p = {{"lanes", {"32", "16", "8", "4"}}};
+  Region r;
+  if (matchRegion(ctx, t.kernel, r).empty() && whyNoVectorPart(r).empty())
+    p.push_back({"vector", {"no", "yes"}});
+  return p;
+}
+
+std::string WarpRows::checkParams(TransformContext &ctx, Target t, const PlanStep &step) const {
+  for (const auto &[k, v] : step.params)
+    if (k != "lanes" && k != "vector")
+      return "unknown parameter '" + k + "'";
   std::optional<unsigned> lanes = step.uintParam("lanes", 1, 32);
   if (step.param("lanes") &&
       (!lanes || (*lanes != 32 && *lanes != 16 && *lanes != 8 && *lanes != 4)))
     return "lanes must be 32, 16, 8 or 4";
+  std::string vec = step.param("vector").value_or("no");
+  if (vec != "no" && vec != "yes")
+    return "vector must be yes or no";
+  if (vec == "yes") {
+    Region r;
+    if (std::string why = matchRegion(ctx, t.kernel, r); !why.empty())
+      return why;
+    if (std::string why = whyNoVectorPart(r); !why.empty())
+      return "vector=yes: " + why;
+  }
   return "";
 }
 
@@ -459,6 +594,7 @@ llvm::Error WarpRows::apply(TransformContext &ctx, Target t, const PlanStep &ste
   if (std::string why = matchRegion(ctx, t.kernel, r); !why.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", why.c_str());
   unsigned lanes = step.uintParam("lanes", 1, 32).value_or(32);
+  bool vector = step.param("vector").value_or("no") == "yes";
   std::string L = std::to_string(lanes) + "u";
   ASTContext &ast = ctx.unit.ast();
   Rewriter &rw = ctx.rewriter;
@@ -477,11 +613,8 @@ llvm::Error WarpRows::apply(TransformContext &ctx, Target t, const PlanStep &ste
                                                   (g.earlyReturn ? "!(" + cond + ")" : cond) +
                                                   ");\n" + indentAt(ast, g.guard->getBeginLoc()));
   // 3. Row loops stride by lane; reductions combine across the group.
-  for (const RowLoop &l : r.loops) {
-    rw.ReplaceText(CharSourceRange::getTokenRange(l.start->getSourceRange()),
-                   "(" + spelled(ast, l.start) + ") + " + laneName);
-    rw.ReplaceText(CharSourceRange::getTokenRange(l.loop->getInc()->getSourceRange()),
-                   l.var->getNameAsString() + " += " + std::to_string(lanes));
+  for (size_t li = 0; li < r.loops.size(); ++li) {
+    const RowLoop &l = r.loops[li];
     std::string ind = indentAt(ast, l.loop->getBeginLoc());
     std::string before, after;
     for (auto &[acc, c] : l.accumulators) {
@@ -491,6 +624,62 @@ llvm::Error WarpRows::apply(TransformContext &ctx, Target t, const PlanStep &ste
       after += "\n" + ind + n + " = " + combineName(c) + "<" + std::to_string(lanes) + ">(" + n +
                ", " + rowsName + ");";
     }
+    std::string scalarStart = "(" + spelled(ast, l.start) + ")";
+    if (vector && l.accumulation) {
+      // The vector part: each lane takes WIDTH consecutive elements, the
+      // group strides by WIDTH * LANES, up to the last whole stride, where
+      // every buffer's row start is 16-byte aligned (uniform in the group:
+      // its lanes share the row); the scalar loop does the rest.
+      std::string k = std::to_string(li), j = l.var->getNameAsString();
+      std::string type = l.var->getType().getAsString();
+      std::string start = "cudal1_s" + k, end = "cudal1_vend" + k;
+      std::string bound = spelled(ast, cast<BinaryOperator>(l.loop->getCond())->getRHS());
+      std::string step = std::to_string(l.width * lanes);
+      // One vector per distinct read (A[r * cols + j] twice is one load).
+      std::vector<std::string> spellings;
+      std::vector<size_t> vectorOf;
+      for (const RowLoop::Load &ld : l.loads) {
+        std::string key = ld.base + "[" + ld.offset + "]";
+        auto at = std::find(spellings.begin(), spellings.end(), key);
+        vectorOf.push_back(size_t(at - spellings.begin()));
+        if (at == spellings.end())
+          spellings.push_back(key);
+      }
+      auto firstLoad = [&](size_t v) -> const RowLoop::Load & {
+        return l.loads[size_t(std::find(vectorOf.begin(), vectorOf.end(), v) - vectorOf.begin())];
+      };
+      auto element = [&](const RowLoop::Load &ld, const std::string &at) {
+        return "&(" + ld.base + ")[" + (ld.offset.empty() ? at : "(" + ld.offset + ") + " + at) +
+               "]";
+      };
+      std::string aligned;
+      for (size_t v = 0; v < spellings.size(); ++v)
+        aligned += "cudal1Aligned16(" + element(firstLoad(v), start) + ") && ";
+      before += "const " + type + " " + start + " = " + scalarStart + ";\n" + ind + type + " " +
+                end + " = " + start + ";\n" + ind + "if (" + aligned + "(long long)(" + bound +
+                ") - " + start + " >= " + step + ")\n" + ind + "  " + end + " = " + start + " + (" +
+                type + ")(((long long)(" + bound + ") - " + start + ") / " + step + " * " + step +
+                ");\n" + ind + "for (" + type + " " + j + " = " + start + " + " +
+                std::to_string(l.width) + " * " + laneName + "; " + j + " < " + end + "; " + j +
+                " += " + step + ") {\n";
+      for (size_t v = 0; v < spellings.size(); ++v)
+        before += ind + "  const auto cudal1_v" + k + "_" + std::to_string(v) + " = cudal1Load16(" +
+                  element(firstLoad(v), j) + ");\n";
+      static const char *comp[] = {"x", "y", "z", "w"};
+      for (unsigned e = 0; e < l.width; ++e) {
+        std::vector<std::string> with;
+        for (size_t i = 0; i < l.loads.size(); ++i)
+          with.push_back("cudal1_v" + k + "_" + std::to_string(vectorOf[i]) + "." + comp[e]);
+        std::string stmt = withReplaced(ast, l.accumulation, l.loads, with);
+        before += ind + "  " + stmt + (StringRef(stmt).ends_with(";") ? "" : ";") + "\n";
+      }
+      before += ind + "}\n" + ind;
+      scalarStart = end;
+    }
+    rw.ReplaceText(CharSourceRange::getTokenRange(l.start->getSourceRange()),
+                   scalarStart + " + " + laneName);
+    rw.ReplaceText(CharSourceRange::getTokenRange(l.loop->getInc()->getSourceRange()),
+                   l.var->getNameAsString() + " += " + std::to_string(lanes));
     if (!before.empty())
       rw.InsertTextBefore(l.loop->getBeginLoc(), before);
     if (!after.empty())

@@ -34,4 +34,20 @@ __device__ __forceinline__ T cudal1RowMin(T v, unsigned rows) {
   }
   return v;
 }
+// The vector part of a row loop (vector=yes): 16 bytes per load where the
+// row's start is 16-byte aligned; the caller checks every buffer.
+__device__ __forceinline__ bool cudal1Aligned16(const void *p) {
+  return ((unsigned long long)p & 15u) == 0;
+}
+template <typename T> struct Cudal1Vec16;
+template <> struct Cudal1Vec16<float> {
+  typedef float4 type;
+};
+template <> struct Cudal1Vec16<double> {
+  typedef double2 type;
+};
+template <typename T>
+__device__ __forceinline__ typename Cudal1Vec16<T>::type cudal1Load16(const T *p) {
+  return *reinterpret_cast<const typename Cudal1Vec16<T>::type *>(p);
+}
 #endif

@@ -10,9 +10,9 @@
 // RUN: not cudal1-opt %s --plan '@matvec: warp-rows(lanes=3)' -o /dev/null 2>&1 | %FileCheck %s --check-prefix=BAD-LANES
 
 // LIST-LABEL: kernel matvec
-// LIST: warp-rows(lanes=32|16|8|4)
+// LIST: warp-rows(lanes=32|16|8|4, vector=no|yes)
 // LIST-LABEL: kernel softmax
-// LIST: warp-rows(lanes=32|16|8|4)
+// LIST: warp-rows(lanes=32|16|8|4, vector=no|yes)
 // LIST-LABEL: kernel colsum
 // LIST: - warp-rows: no row loop reads with a stride between adjacent threads (already coalesced)
 // LIST-LABEL: kernel scan
