@@ -13,6 +13,7 @@
 #include "LaunchBounds.h"
 #include "LaunchConfig.h"
 #include "Library.h"
+#include "LoopStreams.h"
 #include "Persistent.h"
 #include "Restrict.h"
 #include "StageShared.h"
@@ -40,6 +41,7 @@ const std::vector<std::unique_ptr<Transform>> &cudal1::allTransforms() {
     v.push_back(std::make_unique<LaunchBounds>());
     v.push_back(std::make_unique<LaunchConfig>());
     v.push_back(std::make_unique<Library>());
+    v.push_back(std::make_unique<LoopStreams>());
     v.push_back(std::make_unique<Persistent>());
     v.push_back(std::make_unique<Restrict>());
     v.push_back(std::make_unique<StageShared>());

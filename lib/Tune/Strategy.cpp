@@ -205,6 +205,11 @@ int heuristicRank(const PlanStep &s) {
     return 12;
   if (t == "streams")
     return 25;
+  // The iterations of a loop over independent buffers on side streams: pays
+  // where each launch leaves most of the GPU idle, as streams does; two
+  // streams first (less fork and join).
+  if (t == "loop-streams")
+    return paramOf(s, "streams") == "4" ? 26 : 25;
   return 90;
 }
 

@@ -384,6 +384,19 @@ TEST(Strategy, HeuristicRanksPersistentForms) {
     EXPECT_EQ(t.find("persistent(form=owner); persistent"), std::string::npos) << t;
 }
 
+// loop-streams ranks with streams, two streams before four, after graph.
+TEST(Strategy, HeuristicRanksLoopStreams) {
+  EXPECT_EQ(heuristicRank(step("@loop#1: loop-streams(streams=2)")),
+            heuristicRank(step("@#0: streams")));
+  EXPECT_EQ(heuristicRank(step("@loop#1: loop-streams")),
+            heuristicRank(step("@loop#1: loop-streams(streams=2)")));
+  EXPECT_LT(heuristicRank(step("@loop#1: loop-streams(streams=2)")),
+            heuristicRank(step("@loop#1: loop-streams(streams=4)")));
+  EXPECT_LT(heuristicRank(step("@loop#1: graph")),
+            heuristicRank(step("@loop#1: loop-streams(streams=2)")));
+  EXPECT_LT(heuristicRank(step("@loop#1: loop-streams(streams=4)")), 90);
+}
+
 // One round asking for more plans than there are single steps (the split
 // path's whole budget): after the singles in rank order come pairs of
 // compatible steps, the best-ranked first, none repeated.
