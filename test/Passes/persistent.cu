@@ -350,6 +350,7 @@ void fences(float *x, int n, int steps) {
 
 // LIST: loop #0 in recurrence {{.*}}  launches #0
 // LIST-NEXT: graph
+// LIST-NEXT: - loop-streams: the loop's body holds a statement other than the launch
 // LIST-NEXT: persistent(form=grid|block)
 // LIST: loop #1 in relax {{.*}}  launches #1
 // LIST: persistent(form=owner|grid|block)
