@@ -440,7 +440,11 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
     std::vector<Candidate> cands = tuner.proposeRound(o.budget);
     // With earlier rounds: their kernels' bests together, one more variant
     // (the import chooses it only if it is verified and surer than the
-    // best single plan, as --tune does).
+    // best single plan, as --tune does), and each best judged by replay
+    // once more as a whole program (`whole-ID`), so that the final choice
+    // compares whole-program figures, as --tune's last round does.
+    for (Candidate &c : tuner.programLevelBests())
+      cands.push_back(std::move(c));
     if (std::optional<Candidate> c = tuner.combination())
       cands.push_back(std::move(*c));
     if (cands.empty())

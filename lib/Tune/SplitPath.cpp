@@ -146,6 +146,9 @@ llvm::Expected<BundleRound> absorbBundle(const std::string &dir, const TuneSpace
     c.variant.links = planLinks(c.variant.plan);
     c.variant.fastMath = planNeedsFastMath(c.variant.plan);
     c.kernel = kCombination;
+    // A best judged by replay in an earlier round, measured once more as a
+    // whole program (Tuner::programLevelBests): not another plan of its kernel.
+    c.wholeProgram = llvm::StringRef(p.id).starts_with("whole-");
     for (size_t k = 0; k < space.kernels.size(); ++k)
       if (space.kernels[k].key == p.kernelKey)
         c.kernel = k;

@@ -146,6 +146,13 @@ protected:
   std::string hashOf(const std::string &id, const std::string &plan) {
     return variantHash(plan, readFile(bundle + "/" + id + ".cu"));
   }
+  /// The same for the bundle at `b`.
+  void evaluateAt(const std::string &b, bool replay) {
+    std::string saved = bundle;
+    bundle = b;
+    evaluate(replay);
+    bundle = saved;
+  }
   /// What cudal1-eval writes on the GPU machine when `replay` (the capture
   /// worked): the kernel part's results (warp-reduce: the kernel 4x
   /// faster) and status, and the program results of the rest (everything
@@ -298,4 +305,46 @@ TEST_F(KernelPartTest, AKernelNotCapturedFallsBackToItsProgramResults) {
       << importLog;
   EXPECT_EQ(importLog.find("replay-double-reference"), std::string::npos) << importLog;
   EXPECT_NE(importLog.find("(program)"), std::string::npos) << importLog;
+}
+
+TEST_F(KernelPartTest, ANextRoundMeasuresReplayedBestsAsWholePrograms) {
+  std::string log1, log2, importLog;
+  SessionStatus st =
+      runSession(input(), options(SessionOptions::EmitBundle, log1), nullptr, nullptr);
+  ASSERT_EQ(st.kind, SessionStatus::Ok) << st.message;
+  evaluate(/*replay=*/true); // both kernels get a best by replay
+  if (HasFatalFailure())
+    return;
+  std::string r2 = dir + "/r2";
+  SessionOptions o = options(SessionOptions::EmitBundle, log2);
+  o.bundleDir = r2;
+  o.continueFrom = {bundle};
+  st = runSession(input(), o, nullptr, nullptr);
+  ASSERT_EQ(st.kind, SessionStatus::Ok) << st.message << "\n" << log2;
+  Expected<std::vector<BundlePlan>> plans = readBundlePlans(r2);
+  ASSERT_TRUE(plans.ok()) << plans.error().message();
+  unsigned whole = 0;
+  for (const BundlePlan &p : *plans)
+    if (p.id.rfind("whole-", 0) == 0) {
+      ++whole;
+      EXPECT_NE(p.kernelKey, "*");
+    }
+  EXPECT_EQ(whole, 2u) << readFile(r2 + "/plans.tsv");
+  // Measured as programs only: the kernel part does not list them.
+  Expected<KernelPlans> kp = readKernelPlans(r2 + "/kernels");
+  ASSERT_TRUE(kp.ok()) << kp.error().message();
+  for (const KernelPlanVariant &v : kp->variants)
+    EXPECT_NE(v.id.rfind("whole-", 0), 0u) << v.id;
+  evaluateAt(r2, /*replay=*/true);
+  if (HasFatalFailure())
+    return;
+  SessionOptions io = options(SessionOptions::ImportResults, importLog);
+  io.bundleDir = r2;
+  io.continueFrom = {bundle};
+  st = runSession(input(), io, nullptr, nullptr);
+  ASSERT_EQ(st.kind, SessionStatus::Ok) << st.message << "\n" << importLog;
+  // sum's replayed best, with its whole-program figures beside it.
+  EXPECT_NE(importLog.find("@sum: warp-reduce  (replay-double-reference; whole program 1.020x"),
+            std::string::npos)
+      << importLog;
 }
