@@ -25,7 +25,7 @@ struct Directive {
   size_t lineBegin = 0, lineEnd = 0; ///< [begin, end): the line, its '\n' included
   size_t nameBegin = 0, nameEnd = 0; ///< the directive's text after '#', for #pragma once
   unsigned line = 0;
-  std::string name;     ///< #include "NAME"
+  std::string name; ///< #include "NAME"
   bool pragmaOnce = false;
 };
 
@@ -120,8 +120,7 @@ public:
   InlinedUnit unit;
 
   /// `code` of `file` with its .cu includes inlined.
-  std::string run(const std::string &file, llvm::StringRef code, unsigned depth,
-                  bool isMain) {
+  std::string run(const std::string &file, llvm::StringRef code, unsigned depth, bool isMain) {
     std::vector<Directive> ds = directivesOf(code);
     std::map<std::string, unsigned> count;
     for (const Directive &d : ds)
@@ -142,9 +141,7 @@ public:
       if (!isDotCu(d.name))
         continue;
       std::string path = besides(file, d.name);
-      auto skip = [&](const std::string &why) {
-        unit.skipped.push_back({path, why});
-      };
+      auto skip = [&](const std::string &why) { unit.skipped.push_back({path, why}); };
       if (d.name.find_first_of("/\\") != std::string::npos) {
         skip("its name has a directory (only a .cu file next to the file including it is "
              "inlined)");
