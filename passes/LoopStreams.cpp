@@ -101,13 +101,12 @@ public:
         return true; // read
     if (auto *u = dyn_cast_or_null<UnaryOperator>(q); u && u->getOpcode() == UO_AddrOf) {
       const Stmt *c = parentStmt(ast, u);
-      while (c && isa<ImplicitCastExpr, CStyleCastExpr, CXXReinterpretCastExpr,
-                      CXXStaticCastExpr, ParenExpr>(c))
+      while (c && isa<ImplicitCastExpr, CStyleCastExpr, CXXReinterpretCastExpr, CXXStaticCastExpr,
+                      ParenExpr>(c))
         c = parentStmt(ast, c);
       auto *call = dyn_cast_or_null<CallExpr>(c);
       std::string name = call ? calleeName(call) : "";
-      if (call && call->getNumArgs() > 0 &&
-          call->getArg(0)->IgnoreParenCasts() == u &&
+      if (call && call->getNumArgs() > 0 && call->getArg(0)->IgnoreParenCasts() == u &&
           (llvm::StringRef(name).starts_with("cudaMalloc") || name == "cudaHostAlloc"))
         return true;
       why = "the address of an element is taken";
@@ -322,10 +321,10 @@ llvm::Error LoopStreams::apply(TransformContext &ctx, Target t, const PlanStep &
   std::string indent = indentAt(ast, s.loop->getBeginLoc());
   makeRoomAround(ctx, s.loop);
   SourceLocation begin = statementRange(ast, s.loop).getBegin();
-  ctx.rewriter.InsertTextBefore(begin, "static Cudal1SideStream " + side + "[" + count +
-                                           "];  // cudal1 loop-streams: iteration i on stream i % " +
-                                           count + "\n" + indent + "unsigned " + var + " = 0;\n" +
-                                           indent + each("fork") + "\n" + indent);
+  ctx.rewriter.InsertTextBefore(
+      begin, "static Cudal1SideStream " + side + "[" + count +
+                 "];  // cudal1 loop-streams: iteration i on stream i % " + count + "\n" + indent +
+                 "unsigned " + var + " = 0;\n" + indent + each("fork") + "\n" + indent);
   const CallExpr *cfg = s.kc->getConfig();
   auto cfgArg = [&](unsigned i, const char *def) -> std::string {
     if (i >= cfg->getNumArgs() || isa<CXXDefaultArgExpr>(cfg->getArg(i)))
@@ -339,6 +338,7 @@ llvm::Error LoopStreams::apply(TransformContext &ctx, Target t, const PlanStep &
   if (end.isInvalid())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "the end of the loop is not in the file");
-  ctx.rewriter.InsertTextAfter(end, "\n" + indent + each("join") + "  /* cudal1 loop-streams: join */");
+  ctx.rewriter.InsertTextAfter(end,
+                               "\n" + indent + each("join") + "  /* cudal1 loop-streams: join */");
   return llvm::Error::success();
 }
