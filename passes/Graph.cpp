@@ -35,18 +35,6 @@ std::vector<const Stmt *> bodyStatements(const Stmt *body) {
   return {body};
 }
 
-const Stmt *loopBody(const Stmt *loop) {
-  if (auto *f = dyn_cast<ForStmt>(loop))
-    return f->getBody();
-  if (auto *w = dyn_cast<WhileStmt>(loop))
-    return w->getBody();
-  if (auto *d = dyn_cast<DoStmt>(loop))
-    return d->getBody();
-  if (auto *r = dyn_cast<CXXForRangeStmt>(loop))
-    return r->getBody();
-  return nullptr;
-}
-
 std::string text(ASTContext &ast, const Expr *e) { return spelled(ast, e); }
 
 struct Run {

@@ -32,18 +32,6 @@ using namespace cudal1;
 
 namespace {
 
-const Stmt *bodyOf(const Stmt *loop) {
-  if (auto *f = dyn_cast<ForStmt>(loop))
-    return f->getBody();
-  if (auto *w = dyn_cast<WhileStmt>(loop))
-    return w->getBody();
-  if (auto *d = dyn_cast<DoStmt>(loop))
-    return d->getBody();
-  if (auto *r = dyn_cast<CXXForRangeStmt>(loop))
-    return r->getBody();
-  return nullptr;
-}
-
 const CUDAKernelCallExpr *launchOf(const Stmt *s) {
   if (auto *e = dyn_cast_or_null<Expr>(s))
     return dyn_cast<CUDAKernelCallExpr>(e->IgnoreImplicit());
@@ -164,7 +152,7 @@ std::string shapeOf(TransformContext &ctx, unsigned loopId, Shape &s) {
   if (hl.launches.size() != 1)
     return "the loop holds " + std::to_string(hl.launches.size()) +
            " launches (loop-streams spreads the iterations of one launch)";
-  const Stmt *body = bodyOf(s.loop);
+  const Stmt *body = loopBody(s.loop);
   const Stmt *only = nullptr;
   if (auto *cs = dyn_cast_or_null<CompoundStmt>(body)) {
     for (const Stmt *st : cs->body()) {

@@ -176,6 +176,18 @@ std::string cudal1::indentAt(ASTContext &ctx, SourceLocation loc) {
   return ind.find_first_not_of(" \t") == llvm::StringRef::npos ? ind.str() : "";
 }
 
+const Stmt *cudal1::loopBody(const Stmt *loop) {
+  if (auto *f = dyn_cast<ForStmt>(loop))
+    return f->getBody();
+  if (auto *w = dyn_cast<WhileStmt>(loop))
+    return w->getBody();
+  if (auto *d = dyn_cast<DoStmt>(loop))
+    return d->getBody();
+  if (auto *r = dyn_cast<CXXForRangeStmt>(loop))
+    return r->getBody();
+  return nullptr;
+}
+
 namespace {
 /// Pointer parameters a kernel writes / reads (from the model's accesses).
 void effects(const Kernel &k, std::set<int> &reads, std::set<int> &writes) {

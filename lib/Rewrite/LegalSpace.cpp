@@ -278,18 +278,6 @@ bool hasRefused(const LegalSite &site, llvm::StringRef except) {
   return false;
 }
 
-const clang::Stmt *loopBodyOf(const clang::Stmt *loop) {
-  if (auto *f = llvm::dyn_cast<clang::ForStmt>(loop))
-    return f->getBody();
-  if (auto *w = llvm::dyn_cast<clang::WhileStmt>(loop))
-    return w->getBody();
-  if (auto *d = llvm::dyn_cast<clang::DoStmt>(loop))
-    return d->getBody();
-  if (auto *r = llvm::dyn_cast<clang::CXXForRangeStmt>(loop))
-    return r->getBody();
-  return nullptr;
-}
-
 /// The sync steps, last first: dropping a synchronization renumbers only the
 /// later ones, so each step's id is still the original's.
 std::vector<PlanStep> dropSteps(std::vector<unsigned> ids) {
@@ -359,7 +347,7 @@ std::vector<Candidate> candidatesOf(ParsedUnit &unit, LegalSpace &space) {
       if (!hasRefused(site, ""))
         continue;
       unsigned id = unsigned(site.scope.loop);
-      auto *body = llvm::dyn_cast_or_null<clang::CompoundStmt>(loopBodyOf(unit.hostLoopStmt(id)));
+      auto *body = llvm::dyn_cast_or_null<clang::CompoundStmt>(loopBody(unit.hostLoopStmt(id)));
       if (!body)
         continue;
       std::set<const clang::Stmt *> launches;

@@ -24,6 +24,10 @@ class VarDecl;
 
 namespace cudal1 {
 
+/// The body of a loop (`for`, range-`for`, `while`, `do`); null for any
+/// other statement.
+const clang::Stmt *loopBody(const clang::Stmt *loop);
+
 /// The statement that contains `s` and is a direct child of a compound
 /// statement (or the body of a loop or if), or null.
 const clang::Stmt *enclosingStatement(clang::ASTContext &ctx, const clang::Stmt *s);
