@@ -77,8 +77,10 @@ Status parseVariantHead(const std::vector<std::string> &w, size_t &i, bool hasId
   return Status::success();
 }
 
+// Quotes every character splitWords splits on, and the empty word (which
+// otherwise vanishes): formatted text must parse back to the same words.
 std::string quoteIfNeeded(const std::string &w) {
-  return w.find_first_of(" \t") == std::string::npos ? w : "\"" + w + "\"";
+  return !w.empty() && w.find_first_of(" \t\r") == std::string::npos ? w : "\"" + w + "\"";
 }
 
 namespace {
@@ -162,7 +164,7 @@ std::string formatVariant(const VariantSpec &v, bool withId) {
   std::string s = withId ? v.id + " " : "";
   s += quoteIfNeeded(v.source);
   if (!v.entry.empty())
-    s += " entry=" + v.entry;
+    s += " " + quoteIfNeeded("entry=" + v.entry); // a template entry may hold spaces
   if (!v.compiler.empty())
     s += " compiler=" + v.compiler;
   if (!v.extraFlags.empty())
@@ -333,14 +335,14 @@ Expected<Bundle> parseManifest(const std::string &text, const std::string &dir,
 std::string formatManifest(const Bundle &b) {
   std::ostringstream os;
   os << "cudal1-bundle " << kBundleVersion << "\n";
-  os << "kernel-key " << b.kernelKey << "\n";
-  os << "entry " << b.entry << "\n";
+  os << "kernel-key " << quoteIfNeeded(b.kernelKey) << "\n";
+  os << "entry " << quoteIfNeeded(b.entry) << "\n";
   os << "args";
   for (const ArgType &t : b.args)
     os << " " << formatArgType(t);
   os << "\n";
-  os << "arch " << b.arch << "\n";
-  os << "compiler " << b.compiler << "\n";
+  os << "arch " << quoteIfNeeded(b.arch) << "\n";
+  os << "compiler " << quoteIfNeeded(b.compiler) << "\n";
   if (!b.flags.empty()) {
     os << "flags";
     for (const std::string &f : b.flags)

@@ -135,12 +135,13 @@ std::string formatKernelPlans(const KernelPlans &p) {
     o << "\n";
   }
   for (const KernelPlanKernel &k : p.kernels)
-    o << "kernel " << k.key << " name=" << k.name << " entry=" << k.entry
-      << " reference=" << k.reference << " reference-entry=" << k.referenceEntry << " "
+    o << "kernel " << quoteIfNeeded(k.key) << " " << quoteIfNeeded("name=" + k.name) << " "
+      << quoteIfNeeded("entry=" + k.entry) << " " << quoteIfNeeded("reference=" + k.reference)
+      << " " << quoteIfNeeded("reference-entry=" + k.referenceEntry) << " "
       << quoteIfNeeded("args=" + k.args) << "\n";
   for (const KernelPlanVariant &v : p.variants)
-    o << "variant " << v.id << " kernel=" << v.kernelKey << " entry=" << v.entry
-      << (v.fastMath ? " fast-math" : "") << "\n";
+    o << "variant " << v.id << " " << quoteIfNeeded("kernel=" + v.kernelKey) << " "
+      << quoteIfNeeded("entry=" + v.entry) << (v.fastMath ? " fast-math" : "") << "\n";
   return o.str();
 }
 

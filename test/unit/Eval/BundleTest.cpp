@@ -57,6 +57,26 @@ TEST(Bundle, ParsesAndRoundTrips) {
   EXPECT_EQ(formatManifest(*again), formatManifest(*b));
 }
 
+// Found by fuzz/manifest: words holding a carriage return or a space (a
+// template entry) must survive formatting.
+TEST(Bundle, QuotedWordsRoundTrip) {
+  Expected<Bundle> b = parseManifest("cudal1-bundle 1\nkernel-key \"k\r1\"\nentry \"\"\n"
+                                     "args f32*\ncapture c\noriginal o.cu \"entry=f<int, 2>\"\n"
+                                     "variant v o.cu \"entry=a\rb\"\n",
+                                     "/b", "m.txt");
+  ASSERT_TRUE(b.ok()) << b.error().message();
+  EXPECT_EQ(b->kernelKey, "k\r1");
+  EXPECT_EQ(b->original.entry, "f<int, 2>");
+  EXPECT_EQ(b->variants[0].entry, "a\rb");
+  Expected<Bundle> again = parseManifest(formatManifest(*b), "/b", "again");
+  ASSERT_TRUE(again.ok()) << again.error().message() << "\n" << formatManifest(*b);
+  EXPECT_EQ(again->kernelKey, b->kernelKey);
+  EXPECT_EQ(again->entry, b->entry);
+  EXPECT_EQ(again->original.entry, "f<int, 2>");
+  EXPECT_EQ(again->variants[0].entry, "a\rb");
+  EXPECT_EQ(formatManifest(*again), formatManifest(*b));
+}
+
 TEST(Bundle, RejectsBadManifests) {
   EXPECT_NE(errorOf("cudal1-bundle 2\n").find("version 2"), std::string::npos);
   EXPECT_NE(errorOf("hello\n").find("not a cudal1 bundle"), std::string::npos);
