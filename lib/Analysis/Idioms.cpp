@@ -630,7 +630,27 @@ std::string cudal1::recognizeGemm(const ParsedUnit &cu, unsigned kernel, mlir::M
   };
   ThreadCoord outer, inner, single;
   SymbolicValue ldc;
-  if (rowMajor(ac->affine, outer, inner, ldc) && ids.size() >= 1) {
+  bool outRowMajor = rowMajor(ac->affine, outer, inner, ldc);
+  // C[idx] where the operands read with row = idx / N and col = idx % N:
+  // idx is row * N + col (0 <= col < N), the same element of a row-major C.
+  if (!outRowMajor && vectorIndex(ac->affine, single) && single.kind == ThreadCoord::Kind::GlobalId)
+    for (const MemAccess *m : {d.xAccess, d.yAccess}) {
+      ThreadCoord o, i;
+      SymbolicValue ld;
+      if (outRowMajor || !rowMajor(m->affine, o, i, ld))
+        continue;
+      for (const ThreadCoord &c : {o, i})
+        if (!outRowMajor &&
+            (c.kind == ThreadCoord::Kind::Quotient || c.kind == ThreadCoord::Kind::Remainder) &&
+            c.axis == single.axis) {
+          outer = inner = c;
+          outer.kind = ThreadCoord::Kind::Quotient;
+          inner.kind = ThreadCoord::Kind::Remainder;
+          ldc = c.divisor;
+          outRowMajor = true;
+        }
+    }
+  if (outRowMajor && ids.size() >= 1) {
     // GEMM, 2-D (row and column global ids of two axes) or 1-D (quotient
     // and remainder of the x global id by the column count).
     g.row = outer;

@@ -11,6 +11,10 @@
 // RUN: not cudal1-opt %s --plan '@#6: library' 2>&1 | FileCheck %s --check-prefix=LD
 // RUN: cudal1-opt %s --plan '@#7: library' -o %t.tree.cu
 // RUN: grep -v "^ *// [A-Z-]*:" %t.tree.cu | FileCheck %s --check-prefix=TREE
+// RUN: cudal1-opt %s --plan '@#8: library' -o %t.flatout.cu
+// RUN: grep -v "^ *// [A-Z-]*:" %t.flatout.cu | FileCheck %s --check-prefix=FLATOUT
+// RUN: %if nvcc %{ nvcc -arch=sm_90 -o %t.flatout.exe %t.flatout.cu -lcublas %}
+// RUN: not cudal1-opt %s --plan '@#9: library' 2>&1 | FileCheck %s --check-prefix=MIXED
 #include <cuda_runtime.h>
 
 // PolyBench gemm: C = alpha * A * B + beta * C, accumulated in C.
@@ -50,6 +54,31 @@ __global__ void flatGemm(const float *A, const float *B, float *C, int M, int N,
     for (int k = 0; k < K; ++k)
       acc += A[row * K + k] * B[k * N + col];
     C[row * N + col] = acc;
+  }
+}
+
+// The same written C[idx], row and column declared inside the check
+// (bench/corpus/l1_matmul_tall_skinny.cu): idx is row * N + col.
+__global__ void flatOut(const float *A, const float *B, float *C, int M, int N, int K) {
+  int idx = blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx < M * N) {
+    int row = idx / N;
+    int col = idx % N;
+    float acc = 0.0f;
+    for (int k = 0; k < K; ++k)
+      acc += A[row * K + k] * B[k * N + col];
+    C[idx] = acc;
+  }
+}
+
+// C[idx] with the row by N but the column by M: not a product's element.
+__global__ void flatMixed(const float *A, const float *B, float *C, int M, int N, int K) {
+  int idx = blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx < M * N) {
+    float acc = 0.0f;
+    for (int k = 0; k < K; ++k)
+      acc += A[(idx / N) * K + k] * B[k * N + idx % M];
+    C[idx] = acc;
   }
 }
 
@@ -128,6 +157,9 @@ void run(int M, int N, int K) {
   strided<<<grid, block>>>(A, B, C, M, N, K, N);
   // TREE: cudal1SumInto({{cudal1Cub[0-9]+}}, A, M, C, Cudal1AsOut<float>(), 0); /* cudal1 library: was reduceTree<<<...>>> */
   reduceTree<<<(M + 127) / 128, 128>>>(A, C, M);
+  // FLATOUT: cudal1Gemm(cudal1Cublas, false, false, M, N, K, (float)1, A, B, (float)0, C, 0); /* cudal1 library: was flatOut<<<...>>> */
+  flatOut<<<(M * N + 255) / 256, 256>>>(A, B, C, M, N, K);
+  flatMixed<<<(M * N + 255) / 256, 256>>>(A, B, C, M, N, K);
   cudaDeviceSynchronize();
 }
 
@@ -139,3 +171,4 @@ int main() {
 // FLAT: cannot prove the grid covers every output in x (expected grid.x = (M * N + b - 1) / b with b the block's constant size)
 // TWICE: the product is scaled both inside and after the loop
 // LD: the operand indices are not those of a row-major product
+// MIXED: the operand indices are not those of a row-major product
