@@ -1070,13 +1070,30 @@ std::string Persistent::legality(TransformContext &ctx, Target t) const {
   return "form=grid: " + grid + "; form=owner: " + owner;
 }
 
+/// Whether every launch of the loop is known to run at most one block's
+/// threads. The block form runs a launch's threads on one block in a
+/// grid-stride loop: on the H200 it was 6x to 250x slower than the original
+/// on loops whose grids are sized at run time (docs/results/
+/// issue18-transforms-h200.md), so it is offered only where the launch is
+/// known to fit; an explicit plan may still ask for it.
+static bool fitsOneBlock(TransformContext &ctx, const Shape &s) {
+  for (const Phase &p : s.phases) {
+    auto g = constantCount(ctx.unit.ast(), launchConfigArg(ctx, p.id, 0));
+    auto b = constantBlockSize(ctx, p.id);
+    if (!g || !b || *g * *b > kMaxBlockThreads)
+      return false;
+  }
+  return true;
+}
+
 std::vector<ParamSpace> Persistent::space(TransformContext &ctx, Target t) const {
   Shape s;
   if (!shapeOf(ctx, t.loop, s).empty())
     return {};
   ParamSpace form{"form", {}};
   for (Form f : legalForms(ctx, s))
-    form.values.push_back(formName(f));
+    if (f != Form::Block || fitsOneBlock(ctx, s))
+      form.values.push_back(formName(f));
   return {form};
 }
 
