@@ -1,11 +1,12 @@
-// fuse: launch A and the launch B right after it become one launch of a new
-// kernel that runs A's body and then B's body in each thread. Legal when both
-// launches have the same configuration (so the same threads exist) and every
-// element B touches that A wrote (or the reverse) is touched by the same
+// fuse: launch A and the N - 1 launches right after it (count=N, 2 by
+// default) become one launch of a new kernel that runs their bodies in order
+// in each thread. Legal when all have the same configuration (so the same
+// threads exist) and, for every pair of them, every element the later one
+// touches that the earlier one wrote (or the reverse) is touched by the same
 // global thread (the Presburger test says same-thread or disjoint): then no
-// thread needs another thread's result of A. Each body becomes a lambda that
-// takes the kernel's own parameters, so it is copied verbatim: its names stay
-// its own and a `return` in it ends only that part.
+// thread needs another thread's result of an earlier body. Each body becomes
+// a lambda that takes the kernel's own parameters, so it is copied verbatim:
+// its names stay its own and a `return` in it ends only that part.
 #include "Fuse.h"
 #include "cudal1/Rewrite/HostCode.h"
 #include "cudal1/Rewrite/RewriteUtils.h"
@@ -36,31 +37,72 @@ std::string declText(ASTContext &ast, const Decl *d) {
                      : "";
 }
 
-/// The launch right after `a` in its block (error checks may lie between).
-int nextLaunch(TransformContext &ctx, unsigned a) {
+const char *const kOrdinals[] = {"first", "second", "third",   "fourth",
+                                 "fifth", "sixth",  "seventh", "eighth"};
+static_assert(sizeof(kOrdinals) / sizeof(kOrdinals[0]) == Fuse::maxChain);
+
+/// "launch #5" in a pair, "launch #5 (third of the chain)" in a longer chain.
+std::string launchName(unsigned id, size_t pos, unsigned count) {
+  std::string s = "launch #" + std::to_string(id);
+  if (count > 2)
+    s += std::string(" (") + kOrdinals[pos] + " of the chain)";
+  return s;
+}
+
+/// The sync whose statement `s` is, or -1.
+int syncOf(TransformContext &ctx, const Stmt *s) {
+  for (const HostSync &hs : ctx.model().syncs)
+    if (enclosingStatement(ctx.unit.ast(), ctx.unit.syncCall(hs.id)) == s)
+      return int(hs.id);
+  return -1;
+}
+
+/// The launch `a` and the launches after it in its block, up to `count` in
+/// all (error checks may lie between): "" and `ids` filled, or why fewer
+/// follow. For a pair the reason is the one fuse always gave.
+std::string chainLaunches(TransformContext &ctx, unsigned a, unsigned count,
+                          std::vector<unsigned> &ids) {
   ASTContext &ast = ctx.unit.ast();
   const CUDAKernelCallExpr *ka = ctx.unit.launchExpr(a);
+  ids = {a};
+  const char *pairWhy = "no launch follows it in its block (only error checks may lie between)";
   auto *block = dyn_cast_or_null<CompoundStmt>(parentStmt(ast, ka));
   if (!block)
-    return -1;
+    return pairWhy;
   bool after = false;
   for (const Stmt *s : block->body()) {
     if (!after) {
       after = s == ka;
       continue;
     }
-    if (auto *kc = dyn_cast<CUDAKernelCallExpr>(s))
-      return ctx.unit.launchId(kc);
-    if (!isErrorCheck(ast, s))
-      return -1;
+    if (auto *kc = dyn_cast<CUDAKernelCallExpr>(s)) {
+      ids.push_back(unsigned(ctx.unit.launchId(kc)));
+      if (ids.size() == count)
+        return "";
+      continue;
+    }
+    if (isErrorCheck(ast, s))
+      continue;
+    if (count == 2)
+      return pairWhy;
+    std::string missing = std::string("the ") + kOrdinals[ids.size()] + " launch of the chain";
+    std::string last = "launch #" + std::to_string(ids.back());
+    if (int sync = syncOf(ctx, s); sync >= 0)
+      return missing + " is not reached: a host synchronization (sync #" + std::to_string(sync) +
+             ") follows " + last;
+    return missing + " is not reached: a statement that is not an error check follows " + last;
   }
-  return -1;
+  if (count == 2)
+    return pairWhy;
+  return std::string("the ") + kOrdinals[ids.size()] +
+         " launch of the chain is not reached: the block ends after launch #" +
+         std::to_string(ids.back());
 }
 
-std::string kernelProblem(TransformContext &ctx, unsigned launch) {
+std::string kernelProblem(TransformContext &ctx, unsigned launch, const std::string &name) {
   const LaunchSite &l = ctx.model().launches[launch];
   const CUDAKernelCallExpr *kc = ctx.unit.launchExpr(launch);
-  std::string at = "launch #" + std::to_string(launch) + ": ";
+  std::string at = name + ": ";
   if (l.kernelIndex < 0)
     return at + "the kernel is not known";
   const Kernel &k = ctx.model().kernels[l.kernelIndex];
@@ -87,79 +129,166 @@ std::string kernelProblem(TransformContext &ctx, unsigned launch) {
   return "";
 }
 
-} // namespace
-
-std::string Fuse::legality(TransformContext &ctx, Target t) const {
-  ASTContext &ast = ctx.unit.ast();
-  const FunctionDecl *host = ctx.unit.launchFunction(t.launch);
-  if (host->isTemplateInstantiation() || host->getTemplatedKind() != FunctionDecl::TK_NonTemplate)
-    return "the launch is in a function template (one edit for every instantiation)";
-  int b = nextLaunch(ctx, t.launch);
-  if (b < 0)
-    return "no launch follows it in its block (only error checks may lie between)";
-  for (unsigned id : {unsigned(t.launch), unsigned(b)})
-    if (std::string why = kernelProblem(ctx, id); !why.empty())
-      return why;
-  const LaunchSite &la = ctx.model().launches[t.launch], &lb = ctx.model().launches[b];
-  // 1. The same index space: configurations written identically.
-  if (la.grid != lb.grid || la.block != lb.block || la.sharedMem != lb.sharedMem ||
-      la.stream != lb.stream)
-    return "launch #" + std::to_string(b) + " has another configuration (<<<" + lb.grid + ", " +
-           lb.block + ">>> vs <<<" + la.grid + ", " + la.block + ">>>)";
-  // 2. Element to element.
-  const VarSet &fresh = freshAllocations(ctx, host);
-  if (std::string why = launchConflict(ctx, t.launch, b, fresh, /*sameThreadOk=*/true);
-      !why.empty())
-    return why;
-  // 3. Both kernels are visible where the fused one goes (before the host function).
-  for (unsigned id : {unsigned(t.launch), unsigned(b)}) {
-    const FunctionDecl *k = ctx.unit.kernelDecl(ctx.model().launches[id].kernelIndex);
-    const SourceManager &sm = ast.getSourceManager();
-    if (!sm.isBeforeInTranslationUnit(k->getSourceRange().getEnd(), host->getBeginLoc()))
-      return "kernel '" + k->getNameAsString() + "' is defined after the host function";
-  }
+/// Why the kernel of launch `id` is not visible where the fused kernel goes
+/// (before the host function), or "".
+std::string definedAfter(TransformContext &ctx, unsigned id, const FunctionDecl *host) {
+  const FunctionDecl *k = ctx.unit.kernelDecl(ctx.model().launches[id].kernelIndex);
+  const SourceManager &sm = ctx.unit.ast().getSourceManager();
+  if (!sm.isBeforeInTranslationUnit(k->getSourceRange().getEnd(), host->getBeginLoc()))
+    return "kernel '" + k->getNameAsString() + "' is defined after the host function";
   return "";
 }
 
-llvm::Error Fuse::apply(TransformContext &ctx, Target t, const PlanStep &) const {
+/// Why launch ids[j] cannot join ids[0..j-1] of a chain of `count` (its
+/// kernel, its configuration, its accesses against each earlier one), or "".
+/// For a pair, the checks and reasons fuse always gave, in that order.
+std::string joinProblem(TransformContext &ctx, const std::vector<unsigned> &ids, size_t j,
+                        unsigned count, const FunctionDecl *host) {
+  const ProgramModel &m = ctx.model();
+  std::string name = launchName(ids[j], j, count);
+  if (std::string why = kernelProblem(ctx, ids[j], name); !why.empty())
+    return why;
+  // 1. The same index space: configurations written identically.
+  const LaunchSite &la = m.launches[ids[0]], &lb = m.launches[ids[j]];
+  if (la.grid != lb.grid || la.block != lb.block || la.sharedMem != lb.sharedMem ||
+      la.stream != lb.stream)
+    return name + " has another configuration (<<<" + lb.grid + ", " + lb.block + ">>> vs <<<" +
+           la.grid + ", " + la.block + ">>>)";
+  // 2. Element to element, against every earlier launch of the chain.
+  const VarSet &fresh = freshAllocations(ctx, host);
+  for (size_t i = 0; i < j; ++i)
+    if (std::string why = launchConflict(ctx, ids[i], ids[j], fresh, /*sameThreadOk=*/true);
+        !why.empty())
+      return count == 2 ? why : name + " against " + launchName(ids[i], i, count) + ": " + why;
+  // 3. The kernels are visible where the fused one goes.
+  if (j == 1)
+    if (std::string why = definedAfter(ctx, ids[0], host); !why.empty())
+      return why;
+  return definedAfter(ctx, ids[j], host);
+}
+
+std::string hostProblem(TransformContext &ctx, unsigned launch) {
+  const FunctionDecl *host = ctx.unit.launchFunction(launch);
+  if (host->isTemplateInstantiation() || host->getTemplatedKind() != FunctionDecl::TK_NonTemplate)
+    return "the launch is in a function template (one edit for every instantiation)";
+  return "";
+}
+
+/// Why the `count` launches from `a` do not fuse, or "" (ids filled).
+std::string chainProblem(TransformContext &ctx, unsigned a, unsigned count,
+                         std::vector<unsigned> &ids) {
+  if (std::string why = hostProblem(ctx, a); !why.empty())
+    return why;
+  if (std::string why = chainLaunches(ctx, a, count, ids); !why.empty())
+    return why;
+  if (std::string why = kernelProblem(ctx, a, launchName(a, 0, count)); !why.empty())
+    return why;
+  const FunctionDecl *host = ctx.unit.launchFunction(a);
+  for (size_t j = 1; j < ids.size(); ++j)
+    if (std::string why = joinProblem(ctx, ids, j, count, host); !why.empty())
+      return why;
+  return "";
+}
+
+/// count=N of a step: N, or 0 with `why` set.
+unsigned countOf(const PlanStep &step, std::string &why) {
+  unsigned n = 2;
+  for (const auto &[key, value] : step.params) {
+    if (key != "count") {
+      why = "unknown parameter '" + key + "'";
+      return 0;
+    }
+    if (llvm::StringRef(value).getAsInteger(10, n) || n < 2 || n > Fuse::maxChain) {
+      why = "parameter count=" + value + " is not an integer from 2 to " +
+            std::to_string(Fuse::maxChain);
+      return 0;
+    }
+  }
+  return n;
+}
+
+} // namespace
+
+std::string Fuse::legality(TransformContext &ctx, Target t) const {
+  std::vector<unsigned> ids;
+  return chainProblem(ctx, unsigned(t.launch), 2, ids);
+}
+
+std::vector<ParamSpace> Fuse::space(TransformContext &ctx, Target t) const {
+  // The pair is legal (the driver asks only then): extend the chain one
+  // launch at a time, each new one checked against all before it.
+  std::vector<unsigned> ids;
+  (void)chainLaunches(ctx, unsigned(t.launch), maxChain, ids); // fewer may follow
+  if (ids.size() < 3)
+    return {};
+  const FunctionDecl *host = ctx.unit.launchFunction(unsigned(t.launch));
+  size_t k = 2;
+  while (k < ids.size() && joinProblem(ctx, ids, k, maxChain, host).empty())
+    ++k;
+  if (k < 3)
+    return {};
+  ParamSpace count{"count", {}};
+  for (size_t n = 2; n <= k; ++n)
+    count.values.push_back(std::to_string(n));
+  return {count};
+}
+
+std::string Fuse::checkParams(TransformContext &ctx, Target t, const PlanStep &step) const {
+  std::string why;
+  unsigned n = countOf(step, why);
+  if (!n)
+    return why;
+  std::vector<unsigned> ids;
+  return n > 2 ? chainProblem(ctx, unsigned(t.launch), n, ids) : "";
+}
+
+llvm::Error Fuse::apply(TransformContext &ctx, Target t, const PlanStep &step) const {
   ASTContext &ast = ctx.unit.ast();
-  unsigned b = nextLaunch(ctx, t.launch);
-  const CUDAKernelCallExpr *ea = ctx.unit.launchExpr(t.launch), *eb = ctx.unit.launchExpr(b);
-  const FunctionDecl *ka = ea->getDirectCallee()->getDefinition();
-  const FunctionDecl *kb = eb->getDirectCallee()->getDefinition();
+  std::string why;
+  unsigned n = countOf(step, why);
+  std::vector<unsigned> ids;
+  if (!n || !chainLaunches(ctx, unsigned(t.launch), n, ids).empty()) // checked before
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "fuse: the chain is gone");
+  std::vector<const CUDAKernelCallExpr *> calls;
+  for (unsigned id : ids)
+    calls.push_back(ctx.unit.launchExpr(id));
   std::string name = freshName(ctx, "cudal1Fused");
   PrintingPolicy pp(ast.getLangOpts());
-  // The fused kernel: parameters of A then of B (unqualified: no
-  // __restrict__, as A's and B's pointers may meet), each body a lambda.
-  std::string params, callA, callB;
-  auto part = [&](const FunctionDecl *k, const char *prefix, std::string &call) {
-    std::string lambdaParams;
+  // The fused kernel: the parameters of each kernel in order (unqualified:
+  // no __restrict__, as their pointers may meet), prefixed a, b, c, ...;
+  // each body a lambda.
+  std::string params, bodies, names;
+  for (size_t c = 0; c < calls.size(); ++c) {
+    const FunctionDecl *k = calls[c]->getDirectCallee()->getDefinition();
+    std::string prefix(1, char('a' + c)), call, lambdaParams;
     for (unsigned i = 0; i < k->getNumParams(); ++i) {
       const ParmVarDecl *p = k->getParamDecl(i);
-      std::string pn = std::string(prefix) + std::to_string(i);
+      std::string pn = prefix + std::to_string(i);
       QualType ty = p->getType().getUnqualifiedType();
       params += (params.empty() ? "" : ", ") + ty.getAsString(pp) + " " + pn;
       call += (i ? ", " : "") + pn;
       lambdaParams += (i ? ", " : "") + declText(ast, p);
     }
-    return "  [](" + lambdaParams + ") " + text(ast, k->getBody()) + "(" + call + ");\n";
-  };
-  std::string bodyA = part(ka, "a", callA);
-  std::string bodyB = part(kb, "b", callB);
-  std::string kernel = "// cudal1 fuse: " + name + " runs " + ka->getNameAsString() + " then " +
-                       kb->getNameAsString() + " in each thread\n__global__ void " + name + "(" +
-                       params + ") {\n" + bodyA + bodyB + "}\n\n";
+    bodies += "  [](" + lambdaParams + ") " + text(ast, k->getBody()) + "(" + call + ");\n";
+    names += (c == 0 ? "" : c + 1 == calls.size() ? " then " : ", ") + k->getNameAsString();
+  }
+  std::string kernel = "// cudal1 fuse: " + name + " runs " + names +
+                       " in each thread\n__global__ void " + name + "(" + params + ") {\n" +
+                       bodies + "}\n\n";
   ctx.insertHelperBefore(ctx.unit.launchFunction(t.launch), name, kernel);
-  // One launch of it with A's configuration and both argument lists.
+  // One launch of it with the first launch's configuration and every
+  // argument list; the other launches stay as comments.
   std::string args;
-  for (const CUDAKernelCallExpr *e : {ea, eb})
+  for (const CUDAKernelCallExpr *e : calls)
     for (const Expr *a : e->arguments())
       args += (args.empty() ? "" : ", ") + spelled(ast, a);
-  ctx.rewriter.ReplaceText(statementRange(ast, ea),
-                           name + text(ast, ea->getConfig()) + "(" + args + ")");
-  std::string old = text(ast, eb);
-  for (size_t p; (p = old.find("*/")) != std::string::npos;)
-    old.replace(p, 2, "* /");
-  ctx.rewriter.ReplaceText(statementRange(ast, eb), "/* cudal1 fuse: " + old + " */");
+  ctx.rewriter.ReplaceText(statementRange(ast, calls[0]),
+                           name + text(ast, calls[0]->getConfig()) + "(" + args + ")");
+  for (size_t c = 1; c < calls.size(); ++c) {
+    std::string old = text(ast, calls[c]);
+    for (size_t p; (p = old.find("*/")) != std::string::npos;)
+      old.replace(p, 2, "* /");
+    ctx.rewriter.ReplaceText(statementRange(ast, calls[c]), "/* cudal1 fuse: " + old + " */");
+  }
   return llvm::Error::success();
 }

@@ -257,12 +257,26 @@ struct Candidate {
   std::vector<PlanStep> pre;     ///< in the order to apply them
   std::vector<unsigned> syncs;   ///< Gate::Syncs: the synchronizations dropped
   std::vector<unsigned> kernels; ///< Gate::Restrict: the kernel restricted
+  /// Launches: fuse's `count` values kept are at most this, the launches
+  /// from the site up to the first synchronization that `pre` leaves (the
+  /// screen drops more than `pre`, so its chains could reach further).
+  unsigned reach = 0;
+  /// A chain of fuse (pre: every synchronization between its launches):
+  /// only fuse is asked again, and what it enables is a further entry of
+  /// the site, the counts beyond those listed already, with this reason.
+  bool chain = false;
+  std::string chainReason;
 };
 
 /// Derived plans beyond this many prerequisite plans of several steps are
 /// not confirmed in Screen mode (each costs one parse per step): the listing
 /// stays linear in the file's size.
 constexpr unsigned kMaxConfirmations = 4;
+/// The same for the chains of fuse, on their own count (one per run of
+/// launches and synchronizations, at its head).
+constexpr unsigned kMaxChainConfirmations = 4;
+/// fuse's longest chain (Fuse::maxChain, passes/Fuse.h).
+constexpr unsigned kMaxChain = 8;
 
 bool legalAt(const LegalSite &site, llvm::StringRef name) {
   for (const LegalTransform &t : site.transforms)
@@ -290,6 +304,101 @@ std::vector<PlanStep> dropSteps(std::vector<unsigned> ids) {
     out.push_back(s);
   }
   return out;
+}
+
+/// The launches from `launch` (itself counted) that fuse's chain reaches
+/// in `block` before a statement other than a launch or an error check,
+/// at most kMaxChain: with the synchronization after `launch` dropped, the
+/// next one stops the chain.
+unsigned pairReach(clang::ASTContext &ast, const clang::CompoundStmt *block,
+                   const clang::Stmt *launch) {
+  unsigned reach = 1;
+  bool after = false, next = false;
+  for (const clang::Stmt *st : block->body()) {
+    if (!after) {
+      after = st == launch;
+      continue;
+    }
+    if (llvm::isa<clang::CUDAKernelCallExpr>(st)) {
+      next = true;
+      if (++reach == kMaxChain)
+        break;
+    } else if (next && !isErrorCheck(ast, st)) {
+      break; // up to the next launch, the pair's synchronizations lie
+    }
+  }
+  return std::max(reach, 2u);
+}
+
+/// The chains of fuse that drop-sync enables: in each block, a run of
+/// launches with only error checks and droppable synchronizations between
+/// them, cut into pieces of kMaxChain launches; a piece of three launches
+/// or more with a synchronization inside is a candidate at its first launch,
+/// its prerequisites every synchronization between its launches. One
+/// candidate per piece, not per launch: the listing stays linear.
+void chainCandidates(ParsedUnit &unit, LegalSpace &space,
+                     const std::map<const clang::Stmt *, unsigned> &syncStmt,
+                     std::vector<Candidate> &out) {
+  if (syncStmt.empty())
+    return;
+  clang::ASTContext &ast = unit.ast();
+  const Transform *fuse = findTransform("fuse");
+  if (!fuse)
+    return;
+  std::map<const clang::Stmt *, LegalSite *> siteOf;
+  for (LegalSite &site : space.launches)
+    siteOf.emplace(unit.launchExpr(unsigned(site.scope.launch)), &site);
+  mlir::MLIRContext mlir;
+  clang::Rewriter rw(ast.getSourceManager(), ast.getLangOpts());
+  TransformContext ctx(unit, rw, mlir);
+  std::set<const clang::CompoundStmt *> seen;
+  for (LegalSite &first : space.launches) {
+    auto *block = llvm::dyn_cast_or_null<clang::CompoundStmt>(
+        parentStmt(ast, unit.launchExpr(unsigned(first.scope.launch))));
+    if (!block || !seen.insert(block).second)
+      continue;
+    // The runs of the block: each launch with the droppable
+    // synchronizations between it and the launch before it in its run.
+    std::vector<std::vector<std::pair<const clang::Stmt *, std::vector<unsigned>>>> runs(1);
+    std::vector<unsigned> gap;
+    for (const clang::Stmt *st : block->body()) {
+      if (llvm::isa<clang::CUDAKernelCallExpr>(st)) {
+        runs.back().push_back({st, runs.back().empty() ? std::vector<unsigned>{} : gap});
+        gap.clear();
+      } else if (auto it = syncStmt.find(st); it != syncStmt.end()) {
+        gap.push_back(it->second);
+      } else if (!isErrorCheck(ast, st)) {
+        runs.emplace_back();
+        gap.clear();
+      }
+    }
+    for (const auto &run : runs)
+      for (size_t head = 0; head + 2 < run.size(); head += kMaxChain) {
+        size_t len = std::min<size_t>(kMaxChain, run.size() - head);
+        std::vector<unsigned> syncs;
+        for (size_t i = head + 1; i < head + len; ++i)
+          syncs.insert(syncs.end(), run[i].second.begin(), run[i].second.end());
+        auto it = siteOf.find(run[head].first);
+        if (syncs.empty() || it == siteOf.end() || len < 3)
+          continue;
+        Candidate c;
+        c.site = it->second;
+        c.target = {unsigned(c.site->kernel), c.site->scope.launch};
+        c.syncs = syncs;
+        c.pre = dropSteps(syncs);
+        c.reach = unsigned(len);
+        c.chain = true;
+        // Why the chain is refused as it stands: the first synchronization
+        // in it (every count beyond the launches before it stops there).
+        PlanStep step;
+        step.transform = "fuse";
+        step.params = {{"count", std::to_string(len)}};
+        c.chainReason = fuse->checkParams(ctx, c.target, step);
+        if (c.chainReason.empty())
+          continue; // cannot happen: a synchronization lies in the chain
+        out.push_back(std::move(c));
+      }
+  }
 }
 
 /// The sites whose refusals a gatekeeper may lift, each with its
@@ -341,6 +450,7 @@ std::vector<Candidate> candidatesOf(ParsedUnit &unit, LegalSpace &space) {
       c.target = {unsigned(site.kernel), site.scope.launch};
       c.syncs = between;
       c.pre = dropSteps(between);
+      c.reach = pairReach(ast, block, launch);
       out.push_back(std::move(c));
     }
     for (LegalSite &site : space.loops) {
@@ -403,6 +513,7 @@ std::vector<Candidate> candidatesOf(ParsedUnit &unit, LegalSpace &space) {
       if (l.kernel == site.kernel)
         add(l, {unsigned(l.kernel), l.scope.launch});
   }
+  chainCandidates(unit, space, syncStmt, out);
   return out;
 }
 
@@ -424,6 +535,36 @@ bool sameSites(const ProgramModel &before, const ProgramModel &after) {
   return true;
 }
 
+/// fuse's counts beyond `reach` dropped (and the parameter with them when
+/// only 2, plain fuse, is left).
+void limitCount(LegalTransform &e, unsigned reach) {
+  if (e.name != "fuse")
+    return;
+  for (auto p = e.params.begin(); p != e.params.end(); ++p)
+    if (p->name == "count") {
+      llvm::erase_if(p->values, [&](const std::string &v) { return std::stoul(v) > reach; });
+      if (p->values.size() < 2)
+        e.params.erase(p);
+      return;
+    }
+}
+
+/// The highest fuse count a site offers already (2 for plain fuse, 0 when
+/// none), legal or enabled.
+unsigned offeredCount(const LegalSite &site) {
+  unsigned most = 0;
+  for (const LegalTransform &t : site.transforms) {
+    if (t.name != "fuse" || !(t.legal || !t.enabledBy.empty()))
+      continue;
+    most = std::max(most, 2u);
+    for (const ParamSpace &p : t.params)
+      if (p.name == "count")
+        for (const std::string &v : p.values)
+          most = std::max(most, unsigned(std::stoul(v)));
+  }
+  return most;
+}
+
 /// A candidate's refused steps asked again on `after` (the source with at
 /// least its prerequisites applied); the ones now legal, with their space.
 std::vector<LegalTransform> recheck(ParsedUnit &after, const Candidate &c) {
@@ -431,19 +572,28 @@ std::vector<LegalTransform> recheck(ParsedUnit &after, const Candidate &c) {
   clang::Rewriter rw(after.ast().getSourceManager(), after.ast().getLangOpts());
   TransformContext ctx(after, rw, mlir);
   std::vector<LegalTransform> out;
-  for (const LegalTransform &lt : c.site->transforms) {
-    if (lt.legal || lt.name == c.pre.front().transform)
-      continue;
-    const Transform *t = findTransform(lt.name);
+  auto ask = [&](LegalTransform e) {
+    const Transform *t = findTransform(e.name);
     if (!t || !t->legality(ctx, c.target).empty())
-      continue;
-    LegalTransform e = lt;
+      return;
     e.params = t->space(ctx, c.target);
+    if (c.reach)
+      limitCount(e, c.reach);
     e.fastMath = t->fastMath();
     e.links = t->links();
     e.enabledBy = c.pre;
     out.push_back(std::move(e));
+  };
+  if (c.chain) {
+    LegalTransform e;
+    e.name = "fuse";
+    e.reason = c.chainReason;
+    ask(std::move(e));
+    return out;
   }
+  for (const LegalTransform &lt : c.site->transforms)
+    if (!lt.legal && lt.name != c.pre.front().transform)
+      ask(lt);
   return out;
 }
 
@@ -537,8 +687,52 @@ std::unique_ptr<ParsedUnit> screenUnit(ParsedUnit &unit, const RewriteInput &in,
 void enable(LegalSite &site, std::vector<LegalTransform> found) {
   for (LegalTransform &e : found)
     for (LegalTransform &t : site.transforms)
-      if (t.name == e.name && !t.legal && t.enabledBy.empty())
+      if (t.name == e.name && !t.legal && t.enabledBy.empty()) {
         t = std::move(e);
+        break;
+      }
+}
+
+/// A chain's fuse: a further entry of the site with the counts beyond those
+/// it offers already (legal, or enabled by fewer synchronizations dropped).
+void enable(const Candidate &c, std::vector<LegalTransform> found) {
+  if (!c.chain)
+    return enable(*c.site, std::move(found));
+  unsigned offered = offeredCount(*c.site);
+  for (LegalTransform &e : found) {
+    std::vector<std::string> counts;
+    for (ParamSpace &p : e.params)
+      if (p.name == "count")
+        for (const std::string &v : p.values)
+          if (std::stoul(v) > std::max(offered, 2u))
+            counts.push_back(v);
+    if (counts.empty())
+      continue;
+    std::string listed;
+    for (const std::string &v : counts)
+      listed += (listed.empty() ? "" : "|") + v;
+    e.reason = "count=" + listed + ": " + e.reason;
+    e.params = {{"count", counts}};
+    c.site->transforms.push_back(std::move(e));
+  }
+}
+
+/// A legal or enabled fuse whose counts include 2 becomes plain fuse (the
+/// pair, as before chains) and a further entry for the longer chains, so
+/// that the pair's plan text stays `fuse`.
+void splitChains(LegalSpace &space) {
+  for (LegalSite &site : space.launches)
+    for (size_t i = 0; i < site.transforms.size(); ++i) {
+      LegalTransform &t = site.transforms[i];
+      if (t.name != "fuse" || t.params.size() != 1 || t.params[0].name != "count" ||
+          t.params[0].values.empty() || t.params[0].values.front() != "2")
+        continue;
+      LegalTransform longer = t;
+      longer.params[0].values.erase(longer.params[0].values.begin());
+      t.params.clear();
+      site.transforms.insert(site.transforms.begin() + long(i) + 1, std::move(longer));
+      ++i;
+    }
 }
 
 } // namespace
@@ -546,16 +740,21 @@ void enable(LegalSite &site, std::vector<LegalTransform> found) {
 llvm::Expected<LegalSpace> cudal1::legalSpace(ParsedUnit &unit, const RewriteInput &in,
                                               Enablement how) {
   llvm::Expected<LegalSpace> space = legalSpace(unit);
-  if (!space || how == Enablement::Off)
+  if (!space)
     return space;
+  if (how == Enablement::Off) {
+    splitChains(*space);
+    return space;
+  }
   std::vector<Candidate> cands = candidatesOf(unit, *space);
   std::map<std::string, std::unique_ptr<ParsedUnit>> derived;
   if (how == Enablement::Derive) {
     for (const Candidate &c : cands)
-      enable(*c.site, derive(unit, in, c, derived));
+      enable(c, derive(unit, in, c, derived));
+    splitChains(*space);
     return space;
   }
-  unsigned confirmations = 0;
+  unsigned confirmations = 0, chainConfirmations = 0;
   for (Gate gate : {Gate::Syncs, Gate::Restrict}) {
     std::unique_ptr<ParsedUnit> screen = screenUnit(unit, in, gate, cands);
     if (!screen)
@@ -563,17 +762,24 @@ llvm::Expected<LegalSpace> cudal1::legalSpace(ParsedUnit &unit, const RewriteInp
     for (const Candidate &c : cands) {
       if (c.gate != gate)
         continue;
+      // A chain's plan always has several steps: past its budget, not even
+      // screened.
+      bool known = derived.count(stepsText(c.pre));
+      if (c.chain && !known && chainConfirmations >= kMaxChainConfirmations)
+        continue;
       std::vector<LegalTransform> found = recheck(*screen, c);
       // The screen applied every prerequisite at once, each legal on the
       // original; a plan of several steps must also derive step by step
       // (a synchronization may be droppable only while another one stays).
       if (!found.empty() && c.pre.size() > 1) {
-        if (!derived.count(stepsText(c.pre)) && confirmations++ >= kMaxConfirmations)
+        unsigned &used = c.chain ? chainConfirmations : confirmations;
+        if (!known && used++ >= (c.chain ? kMaxChainConfirmations : kMaxConfirmations))
           continue;
         found = derive(unit, in, c, derived);
       }
-      enable(*c.site, std::move(found));
+      enable(c, std::move(found));
     }
   }
+  splitChains(*space);
   return space;
 }
