@@ -81,9 +81,8 @@ llvm::Error Coarsen::apply(TransformContext &ctx, Target t, const PlanStep &step
   return llvm::Error::success();
 }
 
-bool Coarsen::remapLaunch(const PlanStep &step, uint64_t grid[3], uint64_t[3]) const {
-  // F elements per thread: the x grid divided by F, rounded up.
-  unsigned f = step.uintParam("factor", 1, 1u << 20).value_or(1);
-  grid[0] = (grid[0] + f - 1) / f;
-  return true;
+std::optional<LaunchRemapStep> Coarsen::remapLaunch(const PlanStep &step) const {
+  // F elements per thread: the x grid divided by F, rounded up (what
+  // gridstride::shrunkGrid writes).
+  return LaunchRemapStep::divideX(step.uintParam("factor", 1, 1u << 20).value_or(1));
 }

@@ -154,19 +154,13 @@ llvm::Error LaunchConfig::apply(TransformContext &ctx, Target t, const PlanStep 
   return llvm::Error::success();
 }
 
-bool LaunchConfig::remapLaunch(const PlanStep &step, uint64_t grid[3], uint64_t block[3]) const {
-  // The same threads in blocks of the new shape: each dimension's grid
-  // grows or shrinks to cover what the old grid covered.
+std::optional<LaunchRemapStep> LaunchConfig::remapLaunch(const PlanStep &step) const {
+  // The same threads in blocks of the new shape, what apply writes (its
+  // scalar form is the same arithmetic with y and z of 1).
   std::optional<std::string> b = step.param("block");
   std::optional<std::vector<unsigned>> dims = b ? parseDims(*b) : std::nullopt;
-  if (!dims)
-    return false;
-  uint64_t nb[3] = {1, 1, 1};
-  for (size_t d = 0; d < dims->size(); ++d)
-    nb[d] = (*dims)[d];
-  for (int d = 0; d < 3; ++d) {
-    grid[d] = (grid[d] * block[d] + nb[d] - 1) / nb[d];
-    block[d] = nb[d];
-  }
-  return true;
+  if (!dims || dims->empty() || dims->size() > 3)
+    return std::nullopt;
+  dims->resize(3, 1);
+  return LaunchRemapStep::reshape((*dims)[0], (*dims)[1], (*dims)[2]);
 }

@@ -20,7 +20,7 @@ public:
   std::vector<ParamSpace> space(TransformContext &ctx, Target t) const override;
   std::string checkParams(TransformContext &ctx, Target t, const PlanStep &step) const override;
   llvm::Error apply(TransformContext &ctx, Target t, const PlanStep &step) const override;
-  bool remapLaunch(const PlanStep &step, uint64_t grid[3], uint64_t block[3]) const override;
+  std::optional<LaunchRemapStep> remapLaunch(const PlanStep &step) const override;
 };
 
 } // namespace cudal1

@@ -689,14 +689,8 @@ llvm::Error StageShared::apply(TransformContext &ctx, Target t, const PlanStep &
   return llvm::Error::success();
 }
 
-bool StageShared::remapLaunch(const PlanStep &step, uint64_t grid[3], uint64_t block[3]) const {
-  // What apply writes into each launch.
+std::optional<LaunchRemapStep> StageShared::remapLaunch(const PlanStep &step) const {
+  // What apply writes into each launch: tiles of T, blocks of T x T/rows.
   Params q = paramsOf(step);
-  for (int d = 0; d < 2; ++d)
-    grid[d] = (grid[d] * block[d] + q.tile - 1) / q.tile;
-  grid[2] *= block[2];
-  block[0] = q.tile;
-  block[1] = q.blockY();
-  block[2] = 1;
-  return true;
+  return LaunchRemapStep::tiles(q.tile, q.blockY());
 }

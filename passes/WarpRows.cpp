@@ -707,12 +707,8 @@ llvm::Error WarpRows::apply(TransformContext &ctx, Target t, const PlanStep &ste
   return llvm::Error::success();
 }
 
-bool WarpRows::remapLaunch(const PlanStep &step, uint64_t grid[3], uint64_t block[3]) const {
-  // What cudal1WarpRowsGrid computes (passes/runtime/warp-rows-host.cuh).
-  uint64_t lanes = step.uintParam("lanes", 1, 32).value_or(32);
-  uint64_t blocks = (grid[0] * block[0] * lanes + kBlock - 1) / kBlock;
-  grid[0] = std::min<uint64_t>(blocks, 2147483647u);
-  block[0] = kBlock;
-  block[1] = block[2] = 1;
-  return true;
+std::optional<LaunchRemapStep> WarpRows::remapLaunch(const PlanStep &step) const {
+  // LANES threads per original thread in blocks of kBlock: what
+  // cudal1WarpRowsGrid computes (passes/runtime/warp-rows-host.cuh).
+  return LaunchRemapStep::lanes(step.uintParam("lanes", 1, 32).value_or(32), kBlock);
 }

@@ -58,9 +58,11 @@ Status eachLine(const std::string &text, const std::string &name, const char *he
       if (w[0] != header || w.size() != 2)
         return makeError(where, ": not a ", header, " file (the first line must be '", header, " ",
                          kKernelPlansVersion, "')");
-      if (w[1] != std::to_string(kKernelPlansVersion))
+      int version = 0;
+      if (!parseInteger(w[1], 1, kKernelPlansVersion, version))
         return makeError(where, ": ", header, " version ", w[1],
-                         " is not supported (this build reads version ", kKernelPlansVersion, ")");
+                         " is not supported (this build reads versions 1 to ", kKernelPlansVersion,
+                         ")");
       sawHeader = true;
       continue;
     }
@@ -108,6 +110,13 @@ const KernelPlanStatus *KernelPlansStatus::find(const std::string &key) const {
   return nullptr;
 }
 
+const KernelPlanVariantStatus *KernelPlansStatus::findVariant(const std::string &id) const {
+  for (const KernelPlanVariantStatus &v : variants)
+    if (v.id == id)
+      return &v;
+  return nullptr;
+}
+
 const std::vector<std::string> &captureRuntimeFiles() {
   static const std::vector<std::string> files = {
       "lib/Capture/CaptureRuntime.cpp",   "lib/Capture/CaptureFile.cpp",
@@ -141,7 +150,9 @@ std::string formatKernelPlans(const KernelPlans &p) {
       << quoteIfNeeded("args=" + k.args) << "\n";
   for (const KernelPlanVariant &v : p.variants)
     o << "variant " << v.id << " " << quoteIfNeeded("kernel=" + v.kernelKey) << " "
-      << quoteIfNeeded("entry=" + v.entry) << (v.fastMath ? " fast-math" : "") << "\n";
+      << quoteIfNeeded("entry=" + v.entry)
+      << (v.launch.empty() ? "" : " " + quoteIfNeeded("launch=" + v.launch.str()))
+      << (v.fastMath ? " fast-math" : "") << "\n";
   return o.str();
 }
 
@@ -230,6 +241,15 @@ Expected<KernelPlans> parseKernelPlans(const std::string &text, const std::strin
             if (!p.kernel(v.kernelKey))
               return makeError(where, ": variant ", v.id, ": kernel ", v.kernelKey,
                                " is not listed before it");
+            if (auto it = kv.find("launch"); it != kv.end()) {
+              Expected<LaunchRemap> r = parseLaunchRemap(it->second);
+              if (!r.ok())
+                return makeError(where, ": variant ", v.id, ": ", r.error().message());
+              if (r->empty())
+                return makeError(where, ": variant ", v.id, ": launch= is empty");
+              v.launch = *r;
+              kv.erase(it);
+            }
             p.variants.push_back(v);
           }
           if (!kv.empty())
@@ -267,6 +287,8 @@ std::string formatKernelPlansStatus(const KernelPlansStatus &s) {
       o << "kernel " << k.key << " program launches=" << k.launches << " "
         << quoteIfNeeded("remark=" + oneLine(k.remark)) << "\n";
   }
+  for (const KernelPlanVariantStatus &v : s.variants)
+    o << "variant " << v.id << " program " << quoteIfNeeded("remark=" + oneLine(v.remark)) << "\n";
   return o.str();
 }
 
@@ -280,8 +302,16 @@ Expected<KernelPlansStatus> parseKernelPlansStatus(const std::string &text,
           st.remark = w[1];
           return Status::success();
         }
+        if (w[0] == "variant") {
+          std::string key, v;
+          if (w.size() != 4 || w[2] != "program" || !keyValue(w[3], key, v) || key != "remark")
+            return makeError(where, ": expected 'variant ID program remark=REMARK'");
+          st.variants.push_back({w[1], v});
+          return Status::success();
+        }
         if (w[0] != "kernel" || w.size() < 3 || (w[2] != "replay" && w[2] != "program"))
-          return makeError(where, ": expected 'kernel KEY replay|program ...' or 'capture REMARK'");
+          return makeError(where, ": expected 'kernel KEY replay|program ...', 'variant ID program "
+                                  "remark=REMARK' or 'capture REMARK'");
         KernelPlanStatus k;
         k.key = w[1];
         k.replayed = w[2] == "replay";

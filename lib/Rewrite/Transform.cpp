@@ -12,7 +12,9 @@ using namespace cudal1;
 
 Transform::~Transform() = default;
 
-bool Transform::remapLaunch(const PlanStep &, uint64_t[3], uint64_t[3]) const { return false; }
+std::optional<LaunchRemapStep> Transform::remapLaunch(const PlanStep &) const {
+  return std::nullopt;
+}
 
 std::string Transform::checkParams(TransformContext &ctx, Target t, const PlanStep &step) const {
   // By default every parameter must be one the space offers.

@@ -98,14 +98,6 @@ std::vector<std::string> deviceFlags(const ProgramSetup &setup) {
   return flags;
 }
 
-/// True when the plan changes a launch's grid or block (its replay needs
-/// an override computed from the captured configuration).
-bool changesLaunch(const Plan &plan) {
-  CapturedLaunch probe;
-  probe.grid[0] = 4096;
-  probe.block[0] = 256;
-  return replayLaunch(plan, probe).hasGrid;
-}
 } // namespace
 
 bool parseJudgeMode(const std::string &t, JudgeMode &out) {
@@ -148,21 +140,30 @@ std::string whyNotReplayable(const Plan &plan, size_t launchSites) {
   return "";
 }
 
-LaunchOverride replayLaunch(const Plan &plan, const CapturedLaunch &c) {
+LaunchRemap launchRemapOf(const Plan &plan) {
   // Each step says what it does to a launch's shape (Transform::remapLaunch).
-  LaunchOverride o;
-  uint64_t grid[3] = {c.grid[0], c.grid[1], c.grid[2]};
-  uint64_t block[3] = {c.block[0], c.block[1], c.block[2]};
+  LaunchRemap r;
   for (const PlanStep &s : plan.steps)
-    if (const Transform *t = findTransform(s.transform); t && t->remapLaunch(s, grid, block))
-      o.hasGrid = true;
-  for (int d = 0; d < 3; ++d) {
-    o.grid[d] = uint32_t(grid[d]);
-    o.block[d] = uint32_t(block[d]);
-  }
-  if (o.hasGrid)
-    o.hasBlock = true; // one fixed configuration, both given
-  return o;
+    if (const Transform *t = findTransform(s.transform))
+      if (std::optional<LaunchRemapStep> step = t->remapLaunch(s))
+        r.steps.push_back(*step);
+  return r;
+}
+
+std::string whyRemapNotWritten(const LaunchRemap &remap) {
+  if (remap.empty())
+    return "";
+  Expected<LaunchRemap> back = parseLaunchRemap(remap.str());
+  if (!back.ok())
+    return back.error().message();
+  if (*back != remap)
+    return "launch remap " + remap.str() + " does not read back as itself";
+  return "";
+}
+
+LaunchOverride replayLaunch(const Plan &plan, const CapturedLaunch &c) {
+  Expected<LaunchOverride> o = launchRemapOf(plan).overrideFor(c.grid, c.block);
+  return o.ok() ? *o : LaunchOverride{};
 }
 
 Status writeKernelBundle(const std::string &dir, KernelBundleFiles f) {
@@ -370,16 +371,11 @@ std::string ReplayEvaluator::accepts(const Candidate &c) {
   if (!kc.refusal.empty())
     return kc.refusal;
   // One fixed launch configuration replaces the captured ones (bundle.md):
-  // a launch-level plan needs all captured launches alike.
-  LaunchOverride first = replayLaunch(c.variant.plan, kc.launches.front());
-  if (first.hasGrid)
-    for (const CapturedLaunch &l : kc.launches) {
-      LaunchOverride o = replayLaunch(c.variant.plan, l);
-      if (!std::equal(o.grid, o.grid + 3, first.grid) ||
-          !std::equal(o.block, o.block + 3, first.block) ||
-          l.sharedBytes != kc.launches[0].sharedBytes)
-        return "the captured launches differ in their configuration";
-    }
+  // a launch-level plan needs all captured launches to remap alike, the
+  // rule cudal1-eval applies to the split path's kernel part.
+  Expected<LaunchOverride> o = launchRemapOf(c.variant.plan).commonOverride(kc.launches);
+  if (!o.ok())
+    return o.error().message();
   return "";
 }
 
@@ -428,7 +424,10 @@ ReplayEvaluator::evaluate(const std::vector<Candidate> &cands) {
       v.id = c.id;
       v.entry = mangledIn(input, c.variant.source, tk.name, kc.entry);
       v.fastMath = c.variant.fastMath;
-      v.launch = replayLaunch(c.variant.plan, kc.launches.front());
+      Expected<LaunchOverride> o = launchRemapOf(c.variant.plan).commonOverride(kc.launches);
+      if (!o.ok()) // accepts() said yes
+        return fail("replay cannot judge " + c.id + ": " + o.error().message());
+      v.launch = *o;
       b.variants.push_back(v);
       f.variantSources.push_back(c.variant.source);
     }
@@ -512,22 +511,19 @@ llvm::Expected<size_t> writeKernelPlansPart(const std::string &dir, const Rewrit
   plans.arch = options.arch;
   plans.flags = deviceFlags(setup);
   std::map<size_t, std::vector<size_t>> byKernel;
-  size_t launchPlans = 0;
+  // Plans that change the launch carry their remap (launch=): cudal1-eval
+  // applies it to the captured launches, with the tuner's arithmetic.
   for (size_t i = 0; i < cands.size(); ++i) {
     const Candidate &c = cands[i];
     if (c.kernel >= space.kernels.size() || c.wholeProgram || space.kernels[c.kernel].host ||
         !whyNotReplayable(c.variant.plan, space.kernels[c.kernel].launches.size()).empty())
       continue;
-    if (changesLaunch(c.variant.plan)) {
-      ++launchPlans;
+    if (std::string why = whyRemapNotWritten(launchRemapOf(c.variant.plan)); !why.empty()) {
+      note("split path: " + c.id + ": " + why + "; judged as a whole program");
       continue;
     }
     byKernel[c.kernel].push_back(i);
   }
-  if (launchPlans)
-    note("split path: " + std::to_string(launchPlans) +
-         " plan(s) that change the launch configuration are judged as whole programs (their "
-         "replay needs the captured configuration)");
   std::vector<std::pair<std::string, std::string>> references; // file, source
   for (auto &[k, idx] : byKernel) {
     const TuneKernel &tk = space.kernels[k];
@@ -553,6 +549,7 @@ llvm::Expected<size_t> writeKernelPlansPart(const std::string &dir, const Rewrit
       v.kernelKey = tk.key;
       v.entry = mangledIn(input, c.variant.source, tk.name, pk.entry);
       v.fastMath = c.variant.fastMath;
+      v.launch = launchRemapOf(c.variant.plan);
       plans.variants.push_back(v);
     }
   }

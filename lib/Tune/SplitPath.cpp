@@ -92,8 +92,12 @@ absorbKernelPart(const std::string &dir, const std::vector<BundlePlan> &plans,
       if (v.kernelKey != k.key)
         continue;
       const VariantResult *r = res->find(v.id);
-      if (!r)
+      if (!r) {
+        if (const KernelPlanVariantStatus *vs = st->findVariant(v.id); vs && note)
+          note(dir + ": " + v.id + ": not judged by replay (" + vs->remark +
+               "); judged as a whole program");
         continue;
+      }
       Measurement m = candidateMeasurement(*r, *orig);
       m.judge =
           r->verifyMode.rfind("fallback", 0) == 0 ? Judge::ReplayFallback : Judge::ReplayReference;

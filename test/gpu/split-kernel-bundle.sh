@@ -4,14 +4,17 @@
 #   split-kernel-bundle.sh emit CUDAL1-OPT SOURCE_ROOT BUNDLE
 #     where cudal1-opt is built: writes the bundle of the corpus program
 #     l1_sum_squares_atomic (its float-atomic sum: warp-reduce, a plan of
-#     device code only) for a GPU machine without LLVM
-#     (BUNDLE: .device-carry/split-kernel).
+#     device code only, and plans that change the launch, launch-config
+#     and coarsen, listed with their launch remap, launch=) for a GPU
+#     machine without LLVM (BUNDLE: .device-carry/split-kernel).
 #   split-kernel-bundle.sh check CUDAL1-OPT|"" CUDAL1-EVAL SOURCE_ROOT WORKDIR
 #     emits the bundle with CUDAL1-OPT when it is given, else copies
 #     $CUDAL1_SPLIT_KERNEL_BUNDLE (default SOURCE_ROOT/.device-carry/
 #     split-kernel); runs cudal1-eval on it; the kernel must have been
 #     captured and replayed (kernels/status.txt), its original verified
-#     against the double reference and warp-reduce verified and timed. With
+#     against the double reference, warp-reduce verified and timed, and
+#     every launch-changing variant replayed with its remapped launch,
+#     verified and timed (none left to the program level). With
 #     CUDAL1-OPT the import follows here: sumSquares' best plan must be
 #     warp-reduce judged by replay-double-reference. Without it the
 #     evaluated bundle is left in WORKDIR/b (scripts/gpu-check brings it
@@ -27,11 +30,17 @@ program=bench/corpus/l1_sum_squares_atomic.cu
 emit() { # OPT ROOT BUNDLE
   nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
   rm -rf "$3"
-  "$1" "$2/$program" --emit-bundle "$3" --budget 4 --time-regex '^gpu_ms=(\S+)' \
+  "$1" "$2/$program" --emit-bundle "$3" --budget 9 --time-regex '^gpu_ms=(\S+)' \
+    --transforms warp-reduce,launch-config,coarsen \
     --build-cmd "$nvcc -O3 -arch=sm_90 {src} -o {exe}" -- -x cuda --cuda-gpu-arch=sm_90 ||
     fail "cudal1-opt --emit-bundle failed"
   test -f "$3/kernels/manifest.txt" || fail "no kernel part in $3"
   grep -q '^variant ' "$3/kernels/manifest.txt" || fail "no kernel-level variant in $3/kernels"
+  grep -q 'warp-reduce' "$3/plans.tsv" || fail "no warp-reduce plan in $3"
+  for step in reshape divide-x; do
+    grep -q "^variant .* launch=$step(" "$3/kernels/manifest.txt" ||
+      fail "no launch-changing variant with launch=$step(...) in $3/kernels/manifest.txt"
+  done
 }
 
 import() { # OPT ROOT BUNDLE
@@ -82,6 +91,20 @@ cat "$kres"
 grep -q '^result original outcome=ok ' "$kres" ||
   fail "the original did not verify against the double reference"
 grep -q '^result v[0-9]* outcome=ok .*speedup=' "$kres" || fail "no variant was verified and timed by replay"
+# The plans that change the launch: replayed with the remapped configuration
+# (kN/manifest.txt: grid= block=), verified against the reference, timed.
+launched=$(sed -n 's/^variant \([^ ]*\) .* launch=\([^ ]*\).*/\1/p' "$b/kernels/manifest.txt")
+[ -n "$launched" ] || fail "no launch-changing variant in the kernel part"
+for id in $launched; do
+  if grep -q "^variant $id program" "$b/kernels/status.txt"; then
+    fail "$id (launch $(sed -n "s/^variant $id .* launch=\([^ ]*\).*/\1/p" "$b/kernels/manifest.txt")) was left to the program level: $(grep "^variant $id program" "$b/kernels/status.txt")"
+  fi
+  grep -q "^variant $id .*grid=.*block=" "$(dirname "$kres")/manifest.txt" ||
+    fail "$id: no remapped grid/block in $(dirname "$kres")/manifest.txt"
+  grep -q "^result $id outcome=ok .*speedup=" "$kres" ||
+    fail "$id (a launch-changing plan) was not verified and timed by replay: $(grep "^result $id " "$kres")"
+done
+echo "split-kernel-bundle: launch-changing variants replayed: $launched"
 if [ -n "$opt" ] && [ -x "$opt" ]; then
   import "$opt" "$root" "$b"
 else

@@ -13,13 +13,16 @@
 #define CUDAL1_EVAL_KERNELPLANS_H
 
 #include "cudal1/Eval/Error.h"
+#include "cudal1/Eval/LaunchRemap.h"
 
 #include <string>
 #include <vector>
 
 namespace cudal1 {
 
-constexpr int kKernelPlansVersion = 1;
+/// Version 2 added a variant's launch remap (launch=); version 1 files read
+/// the same (none of their variants changes the launch).
+constexpr int kKernelPlansVersion = 2;
 
 struct KernelPlanKernel {
   std::string key;            ///< the kernel key the captures name
@@ -35,6 +38,9 @@ struct KernelPlanVariant {
   std::string kernelKey; ///< one of the kernels
   std::string entry;     ///< its mangled name in the variant (restrict changes it)
   bool fastMath = false;
+  /// What the plan does to the kernel's launches, applied to each captured
+  /// launch before verification and timing (empty: they are kept).
+  LaunchRemap launch;
 };
 
 struct KernelPlans {
@@ -70,9 +76,17 @@ struct KernelPlanStatus {
   std::string results;   ///< its kernel bundle, relative to kernels/ (replayed only)
   std::string remark;    ///< why not replayed (or "" when it was)
 };
+/// A variant of a replayed kernel left to the program level, and why (its
+/// launch remap gives no one configuration for the captured launches).
+struct KernelPlanVariantStatus {
+  std::string id;
+  std::string remark;
+};
 struct KernelPlansStatus {
   std::string remark; ///< for the whole capture: why nothing was replayed; "" otherwise
   std::vector<KernelPlanStatus> kernels;
+  std::vector<KernelPlanVariantStatus> variants; ///< since version 2
+  const KernelPlanVariantStatus *findVariant(const std::string &id) const;
   const KernelPlanStatus *find(const std::string &key) const;
 };
 std::string formatKernelPlansStatus(const KernelPlansStatus &s);

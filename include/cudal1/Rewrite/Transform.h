@@ -4,6 +4,7 @@
 #define CUDAL1_REWRITE_TRANSFORM_H
 
 #include "cudal1/Analysis/KernelAnalysis.h"
+#include "cudal1/Eval/LaunchRemapStep.h"
 #include "cudal1/Frontend/ParsedUnit.h"
 #include "cudal1/Rewrite/Plan.h"
 
@@ -116,11 +117,12 @@ public:
   virtual std::string checkParams(TransformContext &ctx, Target t, const PlanStep &step) const;
   /// Edits through ctx.rewriter. Only called after legality and checkParams passed.
   virtual llvm::Error apply(TransformContext &ctx, Target t, const PlanStep &step) const = 0;
-  /// The grid and block (x, y, z) that a launch of the original made with
-  /// `grid` and `block` has once this step is applied: how replay re-launches
-  /// a captured launch for the variant. Returns false (and changes nothing)
-  /// when the step keeps the launch as it is, the default.
-  virtual bool remapLaunch(const PlanStep &step, uint64_t grid[3], uint64_t block[3]) const;
+  /// What this step does to the grid and block of each launch it rewrites,
+  /// as one step of a launch remap (cudal1/Eval/LaunchRemap.h, the same
+  /// arithmetic the rewrite writes into the launch): how replay re-launches
+  /// a captured launch for the variant, in the tuner and in cudal1-eval.
+  /// None when the step keeps the launch as it is, the default.
+  virtual std::optional<LaunchRemapStep> remapLaunch(const PlanStep &step) const;
   /// Whether this step of a kernel-level transform edits host code too (a
   /// launch's stream, statements around it): a replay of the captured
   /// launches cannot judge it, so it is judged as a whole program. False by

@@ -10,6 +10,7 @@
 
 #include "cudal1/Capture/CaptureFile.h"
 #include "cudal1/Eval/Bundle.h"
+#include "cudal1/Eval/LaunchRemap.h"
 #include "cudal1/Eval/Results.h"
 #include "cudal1/Tune/ProgramEvaluator.h"
 #include "cudal1/Tune/Tuner.h"
@@ -36,10 +37,20 @@ bool parseJudgeMode(const std::string &text, JudgeMode &out);
 /// (`@#3:`) of a kernel with several cannot be told apart in the captures.
 std::string whyNotReplayable(const Plan &plan, size_t launchSites);
 
-/// The launch configuration a plan's launch-level steps give a captured
-/// launch (launch-config: the same threads in blocks of the new shape,
-/// rounded up, as the pass writes it; coarsen: grid.x / F rounded up);
-/// hasGrid/hasBlock stay false when the plan has no launch-level step.
+/// What a plan does to its kernel's launches: each step's
+/// Transform::remapLaunch in the plan's order (launch-config: the same
+/// threads in blocks of the new shape; coarsen: grid.x / F; warp-rows:
+/// rows to lanes; stage-shared: tiles), empty when no step changes them.
+/// The split path writes it into the kernel part (launch=) and cudal1-eval
+/// applies it there with the same code (cudal1/Eval/LaunchRemap.h).
+LaunchRemap launchRemapOf(const Plan &plan);
+/// "" when `remap` can go into a kernel part's manifest (its text reads
+/// back as itself); otherwise why the plan is judged as a whole program.
+std::string whyRemapNotWritten(const LaunchRemap &remap);
+
+/// The launch configuration a plan's steps give one captured launch
+/// (launchRemapOf(plan).overrideFor); hasGrid/hasBlock stay false when no
+/// step changes the launch or when the result is no CUDA launch.
 LaunchOverride replayLaunch(const Plan &plan, const CapturedLaunch &captured);
 
 /// One kernel bundle: sources are written under `dir` with the names the
@@ -125,8 +136,8 @@ private:
 /// the instrumented program (DIR/instrumented.cu) and the capture runtime's
 /// sources, for cudal1-eval to capture and replay on the GPU machine. A
 /// plan that changes the launch configuration (launch-config, coarsen,
-/// warp-rows, stage-shared) stays at program level here: its override is computed from
-/// the captured launch, which only the GPU machine has. Kernels without a
+/// warp-rows, stage-shared) is listed with its launch remap, which
+/// cudal1-eval applies to the captured launches. Kernels without a
 /// reference stay at program level with a note. Returns the number of
 /// variants listed (0: no kernel part, and an old one is removed).
 llvm::Expected<size_t> writeKernelPlansPart(const std::string &dir, const RewriteInput &input,

@@ -9,6 +9,7 @@
 #include "cudal1/Eval/Results.h"
 #include "cudal1/Frontend/CompileFlags.h"
 #include "cudal1/Tune/ProgramEvaluator.h"
+#include "cudal1/Tune/ReplayEvaluator.h"
 #include "cudal1/Tune/Session.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -16,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <set>
 #include <sstream>
 
 using namespace cudal1;
@@ -29,7 +31,17 @@ TEST(KernelPlans, ManifestRoundTrips) {
   p.kernels.push_back({"k.cu:3:sum", "sum", "_Z3sumPKfPfi", "f32* f32* i32", "ref0.cu", "ref_sum"});
   p.variants.push_back({"v000", "k.cu:3:sum", "_Z3sumPKfPfi", false});
   p.variants.push_back({"v001", "k.cu:3:sum", "_Z3sumPKfS_i", true});
-  Expected<KernelPlans> back = parseKernelPlans(formatKernelPlans(p), "/d", "m");
+  // A plan that changes the launch carries its remap (version 2).
+  p.variants.push_back(
+      {"v002", "k.cu:3:sum", "_Z3sumPKfPfi", true,
+       LaunchRemap{{LaunchRemapStep::reshape(32, 8), LaunchRemapStep::divideX(2)}}});
+  std::string text = formatKernelPlans(p);
+  EXPECT_NE(text.find("cudal1-kernel-plans 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("variant v002 kernel=k.cu:3:sum entry=_Z3sumPKfPfi "
+                      "launch=reshape(32x8);divide-x(2) fast-math\n"),
+            std::string::npos)
+      << text;
+  Expected<KernelPlans> back = parseKernelPlans(text, "/d", "m");
   ASSERT_TRUE(back.ok()) << back.error().message();
   EXPECT_EQ(back->dir, "/d");
   EXPECT_EQ(back->arch, "sm_80");
@@ -40,11 +52,22 @@ TEST(KernelPlans, ManifestRoundTrips) {
   EXPECT_EQ(back->kernels[0].args, "f32* f32* i32");
   EXPECT_EQ(back->kernels[0].reference, "ref0.cu");
   EXPECT_EQ(back->kernels[0].referenceEntry, "ref_sum");
-  ASSERT_EQ(back->variants.size(), 2u);
+  ASSERT_EQ(back->variants.size(), 3u);
   EXPECT_EQ(back->variants[1].id, "v001");
   EXPECT_EQ(back->variants[1].entry, "_Z3sumPKfS_i");
   EXPECT_TRUE(back->variants[1].fastMath);
   EXPECT_FALSE(back->variants[0].fastMath);
+  EXPECT_TRUE(back->variants[0].launch.empty());
+  EXPECT_TRUE(back->variants[1].launch.empty());
+  EXPECT_EQ(back->variants[2].launch, p.variants[2].launch);
+  EXPECT_TRUE(back->variants[2].fastMath);
+  EXPECT_EQ(formatKernelPlans(*back), text);
+  // A version 1 manifest (no launch=) reads the same.
+  std::string v1 = text.substr(0, text.find("variant v002"));
+  v1.replace(0, std::string("cudal1-kernel-plans 2").size(), "cudal1-kernel-plans 1");
+  Expected<KernelPlans> old = parseKernelPlans(v1, "/d", "m");
+  ASSERT_TRUE(old.ok()) << old.error().message();
+  EXPECT_EQ(old->variants.size(), 2u);
 }
 
 TEST(KernelPlans, BadManifestsAreRefusedWithTheLine) {
@@ -52,8 +75,11 @@ TEST(KernelPlans, BadManifestsAreRefusedWithTheLine) {
     Expected<KernelPlans> p = parseKernelPlans(text, "/d", "m");
     return p.ok() ? std::string("(parsed)") : p.error().message();
   };
-  EXPECT_NE(error("cudal1-kernel-plans 2\n").find("m:1: cudal1-kernel-plans version 2"),
-            std::string::npos);
+  EXPECT_NE(error("cudal1-kernel-plans 3\n")
+                .find("m:1: cudal1-kernel-plans version 3 is not supported (this build reads "
+                      "versions 1 to 2)"),
+            std::string::npos)
+      << error("cudal1-kernel-plans 3\n");
   EXPECT_NE(error("cudal1-program-bundle 1\n").find("m:1: not a cudal1-kernel-plans file"),
             std::string::npos);
   const std::string head = "cudal1-kernel-plans 1\n";
@@ -73,6 +99,18 @@ TEST(KernelPlans, BadManifestsAreRefusedWithTheLine) {
                   "variant ../v kernel=k entry=e\n")
                 .find("m:3: '../v' is not a variant id"),
             std::string::npos);
+  const std::string kernel = "kernel k name=k entry=e reference=r.cu reference-entry=r args=\n";
+  EXPECT_NE(error(head + kernel + "variant v1 kernel=k entry=e launch=reshape(4096)\n")
+                .find("m:3: variant v1: launch remap step 'reshape(4096)': '4096' is not a "
+                      "number from 1 to 1024"),
+            std::string::npos)
+      << error(head + kernel + "variant v1 kernel=k entry=e launch=reshape(4096)\n");
+  EXPECT_NE(error(head + kernel + "variant v1 kernel=k entry=e launch=spin(2)\n")
+                .find("m:3: variant v1: launch remap step 'spin(2)': unknown step 'spin'"),
+            std::string::npos);
+  EXPECT_NE(error(head + kernel + "variant v1 kernel=k entry=e launch=\n")
+                .find("m:3: variant v1: launch= is empty"),
+            std::string::npos);
 }
 
 TEST(KernelPlans, StatusRoundTripsWithRemarks) {
@@ -80,6 +118,7 @@ TEST(KernelPlans, StatusRoundTripsWithRemarks) {
   s.remark = "the instrumented program failed (exit 3)";
   s.kernels.push_back({"a", true, 4, "k0", ""});
   s.kernels.push_back({"b", false, 0, "", "no launch of \"b\" was captured\n(twice)"});
+  s.variants.push_back({"v003", "the captured launches differ in their configuration"});
   Expected<KernelPlansStatus> back = parseKernelPlansStatus(formatKernelPlansStatus(s), "s");
   ASSERT_TRUE(back.ok()) << back.error().message();
   EXPECT_EQ(back->remark, s.remark);
@@ -89,6 +128,13 @@ TEST(KernelPlans, StatusRoundTripsWithRemarks) {
   EXPECT_EQ(back->kernels[0].results, "k0");
   EXPECT_FALSE(back->kernels[1].replayed);
   EXPECT_EQ(back->kernels[1].remark, "no launch of 'b' was captured (twice)");
+  ASSERT_EQ(back->variants.size(), 1u);
+  EXPECT_EQ(back->variants[0].id, "v003");
+  EXPECT_EQ(back->variants[0].remark, s.variants[0].remark);
+  ASSERT_NE(back->findVariant("v003"), nullptr);
+  EXPECT_EQ(back->findVariant("v000"), nullptr);
+  EXPECT_FALSE(
+      parseKernelPlansStatus("cudal1-kernel-plans-status 2\nvariant v1 replay\n", "s").ok());
   EXPECT_FALSE(parseKernelPlansStatus("cudal1-kernel-plans-status 1\nkernel a replay\n", "s").ok());
   EXPECT_FALSE(
       parseKernelPlansStatus("cudal1-kernel-plans-status 1\nkernel a replay results=../x\n", "s")
@@ -156,8 +202,10 @@ protected:
   /// What cudal1-eval writes on the GPU machine when `replay` (the capture
   /// worked): the kernel part's results (warp-reduce: the kernel 4x
   /// faster) and status, and the program results of the rest (everything
-  /// 1.02x); otherwise every variant at program level.
-  void evaluate(bool replay) {
+  /// 1.02x); otherwise every variant at program level. The variants in
+  /// `refused` are left to the program level with a remark, as cudal1-eval
+  /// does when a launch remap gives no one configuration.
+  void evaluate(bool replay, const std::set<std::string> &refused = {}) {
     Expected<std::vector<BundlePlan>> plans = readBundlePlans(bundle);
     ASSERT_TRUE(plans.ok()) << plans.error().message();
     Expected<KernelPlans> kp = readKernelPlans(bundle + "/kernels");
@@ -182,7 +230,9 @@ protected:
           for (size_t k = 0; k < kp->kernels.size(); ++k)
             if (kp->kernels[k].key == v.kernelKey)
               at = k;
-      if (replay && at < kp->kernels.size())
+      if (refused.count(p.id))
+        st.variants.push_back({p.id, "the captured launches differ in their configuration"});
+      if (replay && at < kp->kernels.size() && !refused.count(p.id))
         kernel[at].results.push_back(
             timed(p.id, p.plan.find("warp-reduce") != std::string::npos ? 0.5 : 1.9, 2,
                   hashOf(p.id, p.plan)));
@@ -225,8 +275,10 @@ TEST_F(KernelPartTest, EmitWritesTheKernelLevelPlansForReplay) {
         p = &x;
     ASSERT_NE(p, nullptr) << v.id;
     EXPECT_EQ(p->kernelKey, v.kernelKey);
-    EXPECT_EQ(p->plan.find("launch-config"), std::string::npos) << p->plan;
     EXPECT_EQ(p->plan.find("fuse"), std::string::npos) << p->plan;
+    llvm::Expected<Plan> plan = parsePlan(p->plan);
+    ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+    EXPECT_EQ(v.launch, launchRemapOf(*plan)) << p->plan;
     warp |= p->plan == "@sum: warp-reduce";
     const KernelPlanKernel *k = kp->kernel(v.kernelKey);
     ASSERT_NE(k, nullptr);
@@ -246,6 +298,53 @@ TEST_F(KernelPartTest, EmitWritesTheKernelLevelPlansForReplay) {
   st = runSession(input(), o, nullptr, nullptr);
   ASSERT_EQ(st.kind, SessionStatus::Ok) << st.message;
   EXPECT_FALSE(llvm::sys::fs::exists(bundle + "/kernels"));
+}
+
+TEST_F(KernelPartTest, PlansThatChangeTheLaunchGoIntoTheKernelPartWithTheirRemap) {
+  std::string log;
+  SessionOptions o = options(SessionOptions::EmitBundle, log);
+  o.transforms = {"launch-config", "coarsen"};
+  SessionStatus st = runSession(input(), o, nullptr, nullptr);
+  ASSERT_EQ(st.kind, SessionStatus::Ok) << st.message << "\n" << log;
+  EXPECT_EQ(log.find("change the launch configuration"), std::string::npos) << log;
+  Expected<KernelPlans> kp = readKernelPlans(bundle + "/kernels");
+  ASSERT_TRUE(kp.ok()) << kp.error().message();
+  Expected<std::vector<BundlePlan>> plans = readBundlePlans(bundle);
+  ASSERT_TRUE(plans.ok());
+  unsigned listed = 0, kernelPlans = 0;
+  for (const BundlePlan &p : *plans) {
+    if (p.kernelKey == "*")
+      continue;
+    ++kernelPlans;
+    const KernelPlanVariant *v = nullptr;
+    for (const KernelPlanVariant &x : kp->variants)
+      if (x.id == p.id)
+        v = &x;
+    ASSERT_NE(v, nullptr) << p.id << " " << p.plan << " is not in the kernel part\n" << log;
+    ++listed;
+    llvm::Expected<Plan> plan = parsePlan(p.plan);
+    ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+    ASSERT_FALSE(v->launch.empty()) << p.plan;
+    EXPECT_EQ(v->launch, launchRemapOf(*plan)) << p.plan;
+    const char *step = p.plan.find("coarsen") != std::string::npos ? "divide-x(" : "reshape(";
+    EXPECT_NE(v->launch.str().find(step), std::string::npos) << p.plan << ": " << v->launch.str();
+  }
+  EXPECT_GT(listed, 0u);
+  EXPECT_EQ(listed, kernelPlans);
+  // The import takes them at the kernel's own time, by replay; one that
+  // cudal1-eval left to the program level is noted with its reason.
+  std::string refused = kp->variants.front().id;
+  evaluate(/*replay=*/true, {refused});
+  if (HasFatalFailure())
+    return;
+  std::string importLog;
+  st = runSession(input(), options(SessionOptions::ImportResults, importLog), nullptr, nullptr);
+  ASSERT_EQ(st.kind, SessionStatus::Ok) << st.message << "\n" << importLog;
+  EXPECT_NE(importLog.find("replay-double-reference"), std::string::npos) << importLog;
+  EXPECT_NE(importLog.find(refused + ": not judged by replay (the captured launches differ in "
+                                     "their configuration); judged as a whole program"),
+            std::string::npos)
+      << importLog;
 }
 
 TEST_F(KernelPartTest, ImportTakesReplayedPlansAtTheKernelsOwnTime) {

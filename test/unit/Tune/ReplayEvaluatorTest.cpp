@@ -74,6 +74,31 @@ TEST(ReplayEvaluator, LaunchOverrideFollowsThePass) {
   EXPECT_EQ(both.grid[0], (4096u * 256u / 32u + 1) / 2);
 }
 
+TEST(ReplayEvaluator, EachPassGivesItsLaunchRemap) {
+  // The step each launch-changing pass returns (what it writes into the
+  // launch; LaunchRemapTest checks the steps against the passes' old
+  // arithmetic), in the plan's order.
+  EXPECT_EQ(launchRemapOf(plan("@k: launch-config(block=96)")).str(), "reshape(96)");
+  EXPECT_EQ(launchRemapOf(plan("@k: launch-config(block=32x8)")).str(), "reshape(32x8)");
+  EXPECT_EQ(launchRemapOf(plan("@k: launch-config(block=8x8x4)")).str(), "reshape(8x8x4)");
+  EXPECT_EQ(launchRemapOf(plan("@k: coarsen(factor=4)")).str(), "divide-x(4)");
+  EXPECT_EQ(launchRemapOf(plan("@k: warp-rows(lanes=8)")).str(), "lanes(8,256)");
+  EXPECT_EQ(launchRemapOf(plan("@k: warp-rows")).str(), "lanes(32,256)");
+  EXPECT_EQ(launchRemapOf(plan("@k: stage-shared(tile=16, rows=2)")).str(), "tiles(16,8)");
+  EXPECT_EQ(launchRemapOf(plan("@k: stage-shared")).str(), "tiles(32,8)");
+  EXPECT_EQ(
+      launchRemapOf(plan("@k: restrict; @k: launch-config(block=32x8); @k: coarsen(factor=2)"))
+          .str(),
+      "reshape(32x8);divide-x(2)");
+  EXPECT_TRUE(launchRemapOf(plan("@k: warp-reduce; @k: unroll(loop=0, factor=4)")).empty());
+  // Every one of them can go into a kernel part's manifest.
+  for (const char *p : {"@k: launch-config(block=32x8)", "@k: coarsen(factor=8)",
+                        "@k: warp-rows(lanes=16)", "@k: stage-shared(tile=32, rows=1)"})
+    EXPECT_EQ(whyRemapNotWritten(launchRemapOf(plan(p))), "") << p;
+  // A block the pass's checkParams refuses does not read back.
+  EXPECT_NE(whyRemapNotWritten(launchRemapOf(plan("@k: launch-config(block=64x64)"))), "");
+}
+
 std::string slurp(const std::string &p) {
   std::ifstream in(p);
   std::stringstream ss;
