@@ -535,6 +535,12 @@ bool sameSites(const ProgramModel &before, const ProgramModel &after) {
   return true;
 }
 
+/// A count value of fuse's space (0 if it is not a number).
+unsigned countValue(const std::string &v) {
+  unsigned n = 0;
+  return llvm::StringRef(v).getAsInteger(10, n) ? 0 : n;
+}
+
 /// fuse's counts beyond `reach` dropped (and the parameter with them when
 /// only 2, plain fuse, is left).
 void limitCount(LegalTransform &e, unsigned reach) {
@@ -542,7 +548,7 @@ void limitCount(LegalTransform &e, unsigned reach) {
     return;
   for (auto p = e.params.begin(); p != e.params.end(); ++p)
     if (p->name == "count") {
-      llvm::erase_if(p->values, [&](const std::string &v) { return std::stoul(v) > reach; });
+      llvm::erase_if(p->values, [&](const std::string &v) { return countValue(v) > reach; });
       if (p->values.size() < 2)
         e.params.erase(p);
       return;
@@ -560,7 +566,7 @@ unsigned offeredCount(const LegalSite &site) {
     for (const ParamSpace &p : t.params)
       if (p.name == "count")
         for (const std::string &v : p.values)
-          most = std::max(most, unsigned(std::stoul(v)));
+          most = std::max(most, countValue(v));
   }
   return most;
 }
@@ -704,7 +710,7 @@ void enable(const Candidate &c, std::vector<LegalTransform> found) {
     for (ParamSpace &p : e.params)
       if (p.name == "count")
         for (const std::string &v : p.values)
-          if (std::stoul(v) > std::max(offered, 2u))
+          if (countValue(v) > std::max(offered, 2u))
             counts.push_back(v);
     if (counts.empty())
       continue;
@@ -713,7 +719,12 @@ void enable(const Candidate &c, std::vector<LegalTransform> found) {
       listed += (listed.empty() ? "" : "|") + v;
     e.reason = "count=" + listed + ": " + e.reason;
     e.params = {{"count", counts}};
-    c.site->transforms.push_back(std::move(e));
+    // Right after the site's last fuse entry.
+    auto &ts = c.site->transforms;
+    auto at = std::find_if(ts.rbegin(), ts.rend(), [](const LegalTransform &t) {
+                return t.name == "fuse";
+              }).base();
+    ts.insert(at, std::move(e));
   }
 }
 
