@@ -595,6 +595,8 @@ policynet::TrainGroup groupOf(const EncodingSchema &schema, const KernelData &k,
     ++g.numPlans;
   }
   g.episodes = k.episodes;
+  for (const MeasuredPlan &p : k.plans)
+    g.heuristic.push_back(float(heuristicPlanScore(p.steps)));
   return g;
 }
 
@@ -713,24 +715,72 @@ Expected<SplitScore> evaluatePolicy(const Policy &policy, const Dataset &data, S
                          });
 }
 
-Expected<TrainSummary> trainPolicy(const Dataset &data, const TrainOptions &o) {
-  TrainSummary sum;
-  for (const std::string &a : o.ablate)
-    if (std::find(knownAblations().begin(), knownAblations().end(), a) == knownAblations().end())
-      return createStringError(inconvertibleErrorCode(),
-                               "unknown ablation '" + a + "' (exemplars, stage-c or effect)");
+Expected<std::vector<int>> assignFolds(const Dataset &data, unsigned folds, uint64_t seed) {
+  std::map<std::string, unsigned> sizes; // non-test programs, their kernels
+  for (const KernelData &k : data.kernels)
+    if (k.split != Split::Test)
+      ++sizes[k.program];
+  if (folds < 2 || sizes.size() < folds)
+    return createStringError(inconvertibleErrorCode(),
+                             formatv("{0} folds need at least 2 and at most as many programs "
+                                     "outside the test split as there are ({1})",
+                                     folds, sizes.size())
+                                 .str());
+  // Largest programs first (balance), equal sizes in an order the seed
+  // decides; each goes to the fold with the fewest kernels so far.
+  std::vector<std::tuple<unsigned, uint64_t, std::string>> order;
+  for (const auto &[program, n] : sizes)
+    order.emplace_back(n, xxh3_64bits(program + "#" + std::to_string(seed)), program);
+  std::sort(order.begin(), order.end(), [](const auto &a, const auto &b) {
+    if (std::get<0>(a) != std::get<0>(b))
+      return std::get<0>(a) > std::get<0>(b);
+    return std::tie(std::get<1>(a), std::get<2>(a)) < std::tie(std::get<1>(b), std::get<2>(b));
+  });
+  std::vector<unsigned> load(folds, 0);
+  std::map<std::string, int> foldOf;
+  for (const auto &[n, hash, program] : order) {
+    size_t f = size_t(std::min_element(load.begin(), load.end()) - load.begin());
+    foldOf[program] = int(f);
+    load[f] += n;
+  }
+  std::vector<int> out;
+  for (const KernelData &k : data.kernels)
+    out.push_back(k.split == Split::Test ? -1 : foldOf.at(k.program));
+  return out;
+}
+
+namespace {
+
+/// A number as %g writes it (grid values: 0.003, 0.3, 1).
+std::string num(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+
+/// What one run of the stages uses: epochs, the stage (a) values under
+/// selection, and whether the validation points choose the epochs kept.
+struct RunSpec {
+  unsigned epochsA = 0, epochsB = 0, epochsC = 0;
+  double learningRate = 3e-3, heuristicWeight = 0;
+  bool select = true;
+};
+
+/// One run of the stages: the encoding fitted on the kernels whose role is
+/// 0 (or the initial model's), the network trained on them, the curve's
+/// validation columns on the kernels whose role is 1; -1: unused.
+Expected<std::unique_ptr<Policy>>
+runStages(const Dataset &data, const TrainOptions &o, const std::vector<int> &role,
+          const RunSpec &spec, std::vector<policynet::CurvePoint> &curve,
+          const std::function<void(Policy &, policynet::TrainConfig &)> &prepare = nullptr) {
   bool noEffect = o.ablate.count("effect"), noExemplars = o.ablate.count("exemplars");
-  // 1. The encoding, fitted on the training split alone (or the initial
-  // model's).
   std::vector<const KernelState *> states;
   std::vector<std::vector<PlanStep>> plans;
   std::vector<const EffectFeatures *> effects;
-  for (const KernelData &k : data.kernels) {
-    (k.split == Split::Train        ? sum.trainKernels
-     : k.split == Split::Validation ? sum.validationKernels
-                                    : sum.testKernels)++;
-    if (k.split != Split::Train)
+  for (size_t i = 0; i < data.kernels.size(); ++i) {
+    if (role[i] != 0)
       continue;
+    const KernelData &k = data.kernels[i];
     states.push_back(&k.state);
     for (const MeasuredPlan &p : k.plans) {
       plans.push_back(p.steps);
@@ -749,25 +799,26 @@ Expected<TrainSummary> trainPolicy(const Dataset &data, const TrainOptions &o) {
   if (!policy)
     return policy.takeError();
   const EncodingSchema &schema = (*policy)->schema();
-  // 2. The stages.
-  std::vector<policynet::TrainGroup> train, validation;
-  for (const KernelData &k : data.kernels) {
-    if (k.split == Split::Test)
+  std::vector<policynet::TrainGroup> train, heldOut;
+  for (size_t i = 0; i < data.kernels.size(); ++i) {
+    if (role[i] < 0)
       continue;
-    KernelData view = k;
+    KernelData view = data.kernels[i];
     if (noEffect)
       for (MeasuredPlan &p : view.plans)
         p.effect.reset();
-    (k.split == Split::Train ? train : validation).push_back(groupOf(schema, view, o));
+    (role[i] == 0 ? train : heldOut).push_back(groupOf(schema, view, o));
   }
   policynet::TrainConfig tc;
-  tc.epochs = o.epochs;
-  tc.learningRate = o.learningRate;
+  tc.epochs = spec.epochsA;
+  tc.learningRate = spec.learningRate;
+  tc.heuristicWeight = spec.heuristicWeight;
+  tc.selectOnValidation = spec.select;
   tc.seed = o.seed;
   tc.evalEvery = o.evalEvery;
   tc.effectDropout = o.effectDropout;
-  tc.verifyEpochs = o.verifyEpochs;
-  tc.rlEpochs = o.ablate.count("stage-c") ? 0 : o.rlEpochs;
+  tc.verifyEpochs = spec.epochsB;
+  tc.rlEpochs = o.ablate.count("stage-c") ? 0 : spec.epochsC;
   tc.budget = o.budget;
   tc.group = o.group;
   tc.temperature = o.temperature;
@@ -778,44 +829,323 @@ Expected<TrainSummary> trainPolicy(const Dataset &data, const TrainOptions &o) {
     tc.contextFraction = 0;
     tc.useExemplars = false;
   }
-  sum.stages =
-      std::string(o.epochs ? "a" : "") + (o.verifyEpochs ? "b" : "") + (tc.rlEpochs ? "c" : "");
-  PolicyModelInfo &info = (*policy)->info();
-  std::string before = info.stages;
-  info.stages = o.initModel.empty() ? sum.stages : before + "+" + sum.stages;
-  info.maxPlanSteps = 1;
-  for (const auto &p : plans)
-    info.maxPlanSteps = std::max<unsigned>(info.maxPlanSteps, unsigned(p.size()));
-  info.maxPlanSteps = std::min(info.maxPlanSteps, kPolicyStepCap);
-  info.data = o.dataNote;
-  info.useExemplars = !noExemplars;
-  info.ablations.clear();
+  if (prepare)
+    prepare(**policy, tc);
+  std::string err = (*policy)->network().train(train, heldOut, tc, curve);
+  if (!err.empty())
+    return createStringError(inconvertibleErrorCode(), "training: " + err);
+  return policy;
+}
+
+/// Held-out figures of one (stage, epoch) pooled over the folds.
+struct Pooled {
+  double correct = 0, lossSum = 0, returnSum = 0;
+  unsigned pairs = 0, kernels = 0, episodes = 0, folds = 0;
+  void add(const policynet::CurvePoint &p) {
+    correct += p.validationPairAccuracy * p.validationPairs;
+    pairs += p.validationPairs;
+    lossSum += p.validationLoss * p.validationKernels;
+    kernels += p.validationKernels;
+    returnSum += p.validationReturn * p.validationEpisodes;
+    episodes += p.validationEpisodes;
+    ++folds;
+  }
+  double accuracy() const { return pairs ? correct / pairs : 0; }
+  double loss() const { return kernels ? lossSum / kernels : 0; }
+  double meanReturn() const { return episodes ? returnSum / episodes : 0; }
+};
+
+/// What a curve point is chosen by: its pooled figures averaged with its
+/// neighbours' on the stage's curve (one point each side), because from
+/// one curve point to the next the held-out pair accuracy swings far more
+/// than its sampling noise (a single point's maximum picks that noise).
+struct Smoothed {
+  double accuracy = 0, loss = 0, meanReturn = 0;
+  /// Stages (a), (b): pair accuracy, then loss; (c): return first.
+  bool betterThan(const Smoothed &o, bool byReturn) const {
+    if (byReturn && std::abs(meanReturn - o.meanReturn) > 1e-9)
+      return meanReturn > o.meanReturn;
+    if (std::abs(accuracy - o.accuracy) > 1e-9)
+      return accuracy > o.accuracy;
+    return loss < o.loss - 1e-9;
+  }
+};
+
+std::map<unsigned, Smoothed> smooth(const std::map<unsigned, Pooled> &curve) {
+  std::vector<std::pair<unsigned, const Pooled *>> points;
+  for (const auto &[epoch, p] : curve)
+    points.emplace_back(epoch, &p);
+  std::map<unsigned, Smoothed> out;
+  for (size_t i = 0; i < points.size(); ++i) {
+    Smoothed s;
+    unsigned n = 0;
+    for (size_t j = i ? i - 1 : 0; j <= i + 1 && j < points.size(); ++j, ++n) {
+      s.accuracy += points[j].second->accuracy();
+      s.loss += points[j].second->loss();
+      s.meanReturn += points[j].second->meanReturn();
+    }
+    s.accuracy /= n;
+    s.loss /= n;
+    s.meanReturn /= n;
+    out[points[i].first] = s;
+  }
+  return out;
+}
+
+/// Per fold run, its points of `stage` pooled by epoch (over the folds).
+void poolStage(const std::vector<policynet::CurvePoint> &curve, const std::string &stage,
+               std::map<unsigned, Pooled> &out) {
+  for (const policynet::CurvePoint &p : curve)
+    if (p.stage == stage)
+      out[p.epoch].add(p);
+}
+
+} // namespace
+
+Expected<TrainSummary> trainPolicy(const Dataset &data, const TrainOptions &o) {
+  TrainSummary sum;
   for (const std::string &a : o.ablate)
-    info.ablations += (info.ablations.empty() ? "" : ",") + a;
-  unsigned points = 0;
-  std::string checkpointError;
-  if (o.checkpointEvery > 0)
-    tc.checkpoint = [&](const std::string &stage, unsigned epoch) {
-      if (++points % o.checkpointEvery != 0 || !checkpointError.empty())
-        return;
-      SmallString<256> dir(o.outDir);
-      sys::path::append(dir, "checkpoints", formatv("{0}-{1:D4}", stage, epoch).str());
-      info.trainedAt = nowUtc();
-      if (Error e = (*policy)->save(std::string(dir), true))
-        checkpointError = toString(std::move(e));
-    };
+    if (std::find(knownAblations().begin(), knownAblations().end(), a) == knownAblations().end())
+      return createStringError(inconvertibleErrorCode(),
+                               "unknown ablation '" + a + "' (exemplars, stage-c or effect)");
+  bool noEffect = o.ablate.count("effect"), noExemplars = o.ablate.count("exemplars");
+  for (const KernelData &k : data.kernels)
+    (k.split == Split::Train        ? sum.trainKernels
+     : k.split == Split::Validation ? sum.validationKernels
+                                    : sum.testKernels)++;
   if (!o.overwrite && sys::fs::exists(o.outDir + "/model.json"))
     return createStringError(inconvertibleErrorCode(),
                              "policy model '" + o.outDir +
                                  "': a model is already there (use --force to replace it)");
+  std::vector<double> lrs =
+      o.cvLearningRates.empty() ? std::vector<double>{o.learningRate} : o.cvLearningRates;
+  std::vector<double> hws =
+      o.cvHeuristicWeights.empty() ? std::vector<double>{o.heuristicWeight} : o.cvHeuristicWeights;
+  bool rl = !o.ablate.count("stage-c") && o.rlEpochs > 0;
+  RunSpec chosen;
+  chosen.epochsA = o.epochs;
+  chosen.epochsB = o.verifyEpochs;
+  chosen.epochsC = rl ? o.rlEpochs : 0;
+  chosen.learningRate = lrs[0];
+  chosen.heuristicWeight = hws[0];
+  std::vector<int> role(data.kernels.size());
+  std::string selection; // how the kept epochs were chosen, for the curve
+  if (o.folds >= 2) {
+    // 1. Grouped k-fold cross-validation over the programs outside the test
+    // split (train and validation): every choice by the held-out folds'
+    // pooled figures, the test split never seen.
+    Expected<std::vector<int>> folds = assignFolds(data, o.folds, o.seed);
+    if (!folds)
+      return folds.takeError();
+    auto foldRole = [&](unsigned f) {
+      std::vector<int> r(folds->size());
+      for (size_t i = 0; i < r.size(); ++i)
+        r[i] = (*folds)[i] < 0 ? -1 : (*folds)[i] == int(f) ? 1 : 0;
+      return r;
+    };
+    auto runFolds = [&](const RunSpec &spec, const std::string &stage,
+                        std::map<unsigned, Pooled> &pooled, const std::string &also = "") -> Error {
+      for (unsigned f = 0; f < o.folds; ++f) {
+        std::vector<policynet::CurvePoint> curve;
+        Expected<std::unique_ptr<Policy>> p = runStages(data, o, foldRole(f), spec, curve);
+        if (!p)
+          return p.takeError();
+        poolStage(curve, stage, pooled);
+        if (!also.empty()) { // the previous stage's last point: this stage's epoch 0
+          const policynet::CurvePoint *last = nullptr;
+          for (const policynet::CurvePoint &c : curve)
+            if (c.stage == also)
+              last = &c;
+          if (last)
+            pooled[0].add(*last);
+        }
+        if (o.progress)
+          o.progress(formatv("cv: stage {0}, fold {1} of {2} done", stage, f + 1, o.folds).str());
+      }
+      return Error::success();
+    };
+    raw_string_ostream cv(sum.crossValidation);
+    unsigned programs = 0;
+    {
+      std::set<std::string> ps;
+      for (size_t i = 0; i < data.kernels.size(); ++i)
+        if ((*folds)[i] >= 0)
+          ps.insert(data.kernels[i].program);
+      programs = unsigned(ps.size());
+    }
+    cv << formatv("# cross-validation: {0} folds by program over {1} programs outside the test "
+                  "split (seed {2}); held-out figures pooled over the folds\n",
+                  o.folds, programs, o.seed);
+    for (unsigned f = 0; f < o.folds; ++f) {
+      std::set<std::string> ps;
+      unsigned n = 0;
+      for (size_t i = 0; i < data.kernels.size(); ++i)
+        if ((*folds)[i] == int(f)) {
+          ps.insert(data.kernels[i].program);
+          ++n;
+        }
+      cv << "# fold " << f << ": " << n << " kernels:";
+      for (const std::string &p : ps)
+        cv << " " << p;
+      cv << "\n";
+    }
+    cv << "# stage lr heuristic_weight epoch pairs pair_acc loss kernels return episodes "
+          "smoothed_pair_acc smoothed_loss smoothed_return (chosen by the smoothed columns)\n";
+    auto line = [&](const std::string &stage, double lr, double hw, unsigned epoch, const Pooled &p,
+                    const Smoothed &m, bool chosen) {
+      cv << formatv(
+          "{0} {1} {2} {3} {4} {5:F4} {6:F5} {7} {8:F4} {9} {10:F4} {11:F5} {12:F4}{13}\n", stage,
+          num(lr), num(hw), epoch, p.pairs, p.accuracy(), p.loss(), p.kernels, p.meanReturn(),
+          p.episodes, m.accuracy, m.loss, m.meanReturn, chosen ? " chosen" : "");
+    };
+    // Stage (a): its epoch and the grid's values.
+    if (o.epochs > 0) {
+      std::vector<std::tuple<double, double, std::map<unsigned, Pooled>>> grid;
+      for (double lr : lrs)
+        for (double hw : hws) {
+          RunSpec spec;
+          spec.epochsA = o.epochs;
+          spec.learningRate = lr;
+          spec.heuristicWeight = hw;
+          spec.select = false;
+          std::map<unsigned, Pooled> pooled;
+          if (Error e = runFolds(spec, "a", pooled))
+            return std::move(e);
+          grid.emplace_back(lr, hw, std::move(pooled));
+        }
+      std::vector<std::map<unsigned, Smoothed>> smoothed;
+      for (const auto &g : grid)
+        smoothed.push_back(smooth(std::get<2>(g)));
+      const Smoothed *best = nullptr;
+      for (size_t gi = 0; gi < grid.size(); ++gi)
+        for (const auto &[epoch, m] : smoothed[gi])
+          if (!best || m.betterThan(*best, false)) {
+            best = &m;
+            chosen.epochsA = epoch;
+            chosen.learningRate = std::get<0>(grid[gi]);
+            chosen.heuristicWeight = std::get<1>(grid[gi]);
+          }
+      for (size_t gi = 0; gi < grid.size(); ++gi) {
+        const auto &[lr, hw, pooled] = grid[gi];
+        for (const auto &[epoch, p] : pooled)
+          line("a", lr, hw, epoch, p, smoothed[gi].at(epoch),
+               lr == chosen.learningRate && hw == chosen.heuristicWeight &&
+                   epoch == chosen.epochsA);
+      }
+    }
+    // Stage (b) after the chosen (a); epoch 0 is (a)'s point.
+    if (o.verifyEpochs > 0) {
+      RunSpec spec = chosen;
+      spec.epochsB = o.verifyEpochs;
+      spec.epochsC = 0;
+      spec.select = false;
+      std::map<unsigned, Pooled> pooled;
+      if (Error e = runFolds(spec, "b", pooled, o.epochs > 0 ? "a" : ""))
+        return std::move(e);
+      std::map<unsigned, Smoothed> smoothed = smooth(pooled);
+      const Smoothed *best = nullptr;
+      for (const auto &[epoch, m] : smoothed)
+        if (!best || m.betterThan(*best, false)) {
+          best = &m;
+          chosen.epochsB = epoch;
+        }
+      for (const auto &[epoch, p] : pooled)
+        line("b", chosen.learningRate, chosen.heuristicWeight, epoch, p, smoothed.at(epoch),
+             epoch == chosen.epochsB);
+    }
+    // Stage (c) after the chosen (a) and (b); its epoch 0 is theirs.
+    if (rl) {
+      RunSpec spec = chosen;
+      spec.epochsC = o.rlEpochs;
+      spec.select = false;
+      std::map<unsigned, Pooled> pooled;
+      if (Error e = runFolds(spec, "c", pooled))
+        return std::move(e);
+      std::map<unsigned, Smoothed> smoothed = smooth(pooled);
+      const Smoothed *best = nullptr;
+      for (const auto &[epoch, m] : smoothed)
+        if (!best || m.betterThan(*best, true)) {
+          best = &m;
+          chosen.epochsC = epoch;
+        }
+      for (const auto &[epoch, p] : pooled)
+        line("c", chosen.learningRate, chosen.heuristicWeight, epoch, p, smoothed.at(epoch),
+             epoch == chosen.epochsC);
+    }
+    cv << formatv("# chosen: --epochs {0} --verify-epochs {1} --rl-epochs {2} --lr {3} "
+                  "--heuristic-weight {4}\n",
+                  chosen.epochsA, chosen.epochsB, chosen.epochsC, num(chosen.learningRate),
+                  num(chosen.heuristicWeight));
+    cv.flush();
+    // 2. The final model: every program outside the test split, the chosen
+    // epochs, nothing selected.
+    for (size_t i = 0; i < role.size(); ++i)
+      role[i] = (*folds)[i] < 0 ? -1 : 0;
+    chosen.select = false;
+    selection = formatv(" (chosen by {0}-fold cross-validation)", o.folds).str();
+  } else if (o.fixedEpochs) {
+    for (size_t i = 0; i < role.size(); ++i)
+      role[i] = data.kernels[i].split == Split::Test ? -1 : 0;
+    chosen.select = false;
+    selection = " (fixed: --fixed-epochs)";
+  } else {
+    for (size_t i = 0; i < role.size(); ++i)
+      role[i] = data.kernels[i].split == Split::Train        ? 0
+                : data.kernels[i].split == Split::Validation ? 1
+                                                             : -1;
+    chosen.select = true;
+  }
+  sum.learningRate = chosen.learningRate;
+  sum.heuristicWeight = chosen.heuristicWeight;
+  bool anyValidation = false;
+  for (int r : role)
+    anyValidation |= r == 1;
+  sum.stages = std::string(chosen.epochsA ? "a" : "") + (chosen.epochsB ? "b" : "") +
+               (chosen.epochsC ? "c" : "");
+  // 3. The run that makes the model.
+  unsigned points = 0;
+  std::string checkpointError;
   std::vector<policynet::CurvePoint> curve;
-  std::string err = (*policy)->network().train(train, validation, tc, curve);
-  if (!err.empty())
-    return createStringError(inconvertibleErrorCode(), "training: " + err);
+  Policy *model = nullptr;
+  Expected<std::unique_ptr<Policy>> policy =
+      runStages(data, o, role, chosen, curve, [&](Policy &p, policynet::TrainConfig &tc) {
+        model = &p;
+        PolicyModelInfo &info = p.info();
+        std::string before = info.stages;
+        info.stages = o.initModel.empty() ? sum.stages : before + "+" + sum.stages;
+        info.maxPlanSteps = 1;
+        for (size_t i = 0; i < data.kernels.size(); ++i)
+          if (role[i] == 0)
+            for (const MeasuredPlan &mp : data.kernels[i].plans)
+              info.maxPlanSteps = std::max<unsigned>(info.maxPlanSteps, unsigned(mp.steps.size()));
+        info.maxPlanSteps = std::min(info.maxPlanSteps, kPolicyStepCap);
+        info.data = o.dataNote;
+        info.useExemplars = !noExemplars;
+        info.ablations.clear();
+        for (const std::string &a : o.ablate)
+          info.ablations += (info.ablations.empty() ? "" : ",") + a;
+        if (o.checkpointEvery > 0)
+          tc.checkpoint = [&](const std::string &stage, unsigned epoch) {
+            if (++points % o.checkpointEvery != 0 || !checkpointError.empty())
+              return;
+            SmallString<256> dir(o.outDir);
+            sys::path::append(dir, "checkpoints", formatv("{0}-{1:D4}", stage, epoch).str());
+            model->info().trainedAt = nowUtc();
+            if (Error e = model->save(std::string(dir), true))
+              checkpointError = toString(std::move(e));
+          };
+      });
+  if (!policy)
+    return policy.takeError();
   if (!checkpointError.empty())
     return createStringError(inconvertibleErrorCode(), "checkpoint: " + checkpointError);
-  // 3. The model and its scores.
-  info.trainedAt = nowUtc();
+  // The epochs kept (chosen before, or selected on validation now).
+  sum.epochsA = sum.epochsB = sum.epochsC = 0;
+  for (const policynet::CurvePoint &p : curve)
+    if (p.selected)
+      (p.stage == "a" ? sum.epochsA : p.stage == "b" ? sum.epochsB : sum.epochsC) = p.epoch;
+  // 4. The model and its scores.
+  (*policy)->info().trainedAt = nowUtc();
   if (Error e = (*policy)->save(o.outDir, true))
     return std::move(e);
   for (auto [split, out] :
@@ -842,16 +1172,19 @@ Expected<TrainSummary> trainPolicy(const Dataset &data, const TrainOptions &o) {
       sum.trainFound = p.trainFound;
       sum.validationFound = p.validationFound;
     }
-  // 4. The curve, as text and as a plot.
+  // 5. The curve, as text and as a plot.
   std::string text;
   raw_string_ostream os(text);
   os << "# cudal1-train stages " << (sum.stages.empty() ? "none" : sum.stages) << ", seed "
-     << o.seed << ", " << o.epochs << "/" << o.verifyEpochs << "/" << tc.rlEpochs
+     << o.seed << ", " << chosen.epochsA << "/" << chosen.epochsB << "/" << chosen.epochsC
      << " epochs (a/b/c), " << sum.trainKernels << " train / " << sum.validationKernels
      << " validation / " << sum.testKernels << " test kernels";
-  if (!info.ablations.empty())
-    os << ", without " << info.ablations;
-  os << formatv("\n# stage c: budget {0}, turns of {1}, temperature {2:F3}, KL weight {3:F3}, "
+  if (!(*policy)->info().ablations.empty())
+    os << ", without " << (*policy)->info().ablations;
+  os << formatv("\n# stage a: learning rate {0}, heuristic imitation weight {1}{2}\n",
+                num(chosen.learningRate), num(chosen.heuristicWeight),
+                anyValidation ? "" : "; validation programs trained on");
+  os << formatv("# stage c: budget {0}, turns of {1}, temperature {2:F3}, KL weight {3:F3}, "
                 "penalty {4:F3}, anchor {5:F3}\n",
                 o.budget, o.group, o.temperature, o.klWeight, o.penalty, o.rlAnchor);
   os << "# stage epoch train_loss validation_loss train_pair_acc validation_pair_acc train_top1 "
@@ -867,9 +1200,10 @@ Expected<TrainSummary> trainPolicy(const Dataset &data, const TrainOptions &o) {
   for (const policynet::CurvePoint &p : curve)
     if (p.selected)
       os << "# kept: stage " << p.stage << " epoch " << p.epoch
-         << (sum.validationKernels == 0 ? " (the last; no validation split)\n"
-             : p.stage == "c"           ? " (highest validation return)\n"
-                                        : " (lowest validation loss)\n");
+         << (!selection.empty() ? selection + "\n"
+             : !anyValidation   ? std::string(" (the last; no validation split)\n")
+             : p.stage == "c"   ? std::string(" (highest validation return)\n")
+                                : std::string(" (lowest validation loss)\n"));
   for (auto [name, s] : {std::pair{"train", &sum.train}, std::pair{"validation", &sum.validation},
                          std::pair{"test", &sum.test}})
     os << formatv("# final {0}: {1} kernels, {2} non-tied pairs, pair accuracy {3:F3}, top-1 "
@@ -890,6 +1224,12 @@ Expected<TrainSummary> trainPolicy(const Dataset &data, const TrainOptions &o) {
   if (Error e =
           writeFileAtomically(std::string(svg), curveSvg(curve, text.substr(0, text.find('\n')))))
     return std::move(e);
+  if (!sum.crossValidation.empty()) {
+    SmallString<256> cvPath(o.outDir);
+    sys::path::append(cvPath, "cv.txt");
+    if (Error e = writeFileAtomically(std::string(cvPath), sum.crossValidation))
+      return std::move(e);
+  }
   return sum;
 }
 

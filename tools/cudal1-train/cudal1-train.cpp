@@ -18,6 +18,9 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+#include <cstdio>
+
 using namespace llvm;
 
 namespace {
@@ -96,6 +99,23 @@ cl::opt<unsigned> checkpointEvery("checkpoint-every", cl::init(0), cl::cat(cat),
 cl::opt<std::string> initModel("init", cl::value_desc("model-dir"), cl::cat(cat),
                                cl::desc("Start from this model (e.g. stage (c) after (a) and (b): "
                                         "--epochs 0 --verify-epochs 0)"));
+cl::opt<unsigned> folds("folds", cl::init(5), cl::cat(cat),
+                        cl::desc("Model selection by grouped k-fold cross-validation over the "
+                                 "programs outside the test split (default 5; 0: the validation "
+                                 "split chooses, as before)"));
+cl::list<double> heuristicWeight("heuristic-weight", cl::CommaSeparated, cl::value_desc("x,..."),
+                                 cl::cat(cat),
+                                 cl::desc("Stage (a): weight of the imitation of the heuristic's "
+                                          "order; with --folds a grid the cross-validation "
+                                          "chooses from (default 0,0.1,0.3,1 with --folds, else "
+                                          "0)"));
+cl::list<double> cvLearningRates("cv-lr", cl::CommaSeparated, cl::value_desc("x,..."), cl::cat(cat),
+                                 cl::desc("With --folds: stage (a)'s learning rates to choose "
+                                          "from (default: --lr alone)"));
+cl::opt<bool> fixedEpochs("fixed-epochs", cl::cat(cat),
+                          cl::desc("Train exactly the given epochs on the train and validation "
+                                   "splits and select nothing (values a cross-validation chose); "
+                                   "implies --folds 0"));
 cl::opt<std::string> sampleBundles(
     "sample-bundles", cl::value_desc("dir"), cl::cat(cat),
     cl::desc("Stage (b) on the GPU: write, per training program (--splits train.txt), a bundle "
@@ -113,6 +133,13 @@ cl::opt<std::string> corpus("corpus", cl::init("bench/corpus"), cl::value_desc("
 } // namespace
 
 namespace {
+
+/// As %g writes it: the values `kept:` names are flags to give again.
+std::string shortNumber(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
 
 /// Stage (b)'s GPU half: the policy's samples on the training programs as
 /// program bundles (cudal1-opt --emit-bundle's), one directory each.
@@ -294,6 +321,43 @@ int main(int argc, char **argv) {
   to.checkpointEvery = checkpointEvery;
   to.evalEvery = evalEvery;
   to.initModel = initModel;
+  to.fixedEpochs = fixedEpochs;
+  to.folds = fixedEpochs ? 0 : unsigned(folds);
+  if (to.folds >= 2 && !folds.getNumOccurrences()) {
+    // The default: cross-validation where the data allows it.
+    std::set<std::string> programs;
+    for (const cudal1::KernelData &k : data->kernels)
+      if (k.split != cudal1::Split::Test)
+        programs.insert(k.program);
+    if (programs.size() < to.folds) {
+      outs() << formatv("note: {0} programs outside the test split, fewer than the {1} folds of "
+                        "cross-validation: the validation split chooses the epochs kept\n",
+                        programs.size(), to.folds);
+      to.folds = 0;
+    }
+  }
+  if (to.folds == 1)
+    return fail(createStringError(inconvertibleErrorCode(),
+                                  "--folds 1 holds nothing out: use 0 (the validation split) or "
+                                  "at least 2"));
+  std::vector<double> hws(heuristicWeight.begin(), heuristicWeight.end());
+  for (double x : hws)
+    if (!(x >= 0) || !std::isfinite(x))
+      return fail(createStringError(inconvertibleErrorCode(),
+                                    "--heuristic-weight must be finite and non-negative"));
+  for (double x : cvLearningRates)
+    if (!(x > 0) || !std::isfinite(x))
+      return fail(createStringError(inconvertibleErrorCode(), "--cv-lr must be positive"));
+  if (to.folds >= 2) {
+    to.cvHeuristicWeights = hws.empty() ? std::vector<double>{0, 0.1, 0.3, 1} : hws;
+    to.cvLearningRates.assign(cvLearningRates.begin(), cvLearningRates.end());
+    to.progress = [](const std::string &line) { errs() << "cudal1-train: " << line << "\n"; };
+  } else {
+    if (hws.size() > 1 || !cvLearningRates.empty())
+      return fail(createStringError(inconvertibleErrorCode(),
+                                    "a grid (--heuristic-weight X,Y or --cv-lr) needs --folds"));
+    to.heuristicWeight = hws.empty() ? 0 : hws[0];
+  }
   for (const std::string &d : dbs)
     to.dataNote += (to.dataNote.empty() ? "" : ", ") + sys::path::filename(d).str();
   Expected<cudal1::TrainSummary> s = cudal1::trainPolicy(*data, to);
@@ -313,6 +377,12 @@ int main(int argc, char **argv) {
                       "validation kernels (mean best log LCB {3:F3} and {4:F3})\n",
                       budget, s->trainFound, s->validationFound, s->trainReturn,
                       s->validationReturn);
+  if (!s->crossValidation.empty())
+    outs() << s->crossValidation;
+  outs() << formatv("  kept: --epochs {0} --verify-epochs {1} --rl-epochs {2} --lr {3} "
+                    "--heuristic-weight {4}\n",
+                    s->epochsA, s->epochsB, s->epochsC, shortNumber(s->learningRate),
+                    shortNumber(s->heuristicWeight));
   outs() << "wrote " << outDir << "\n";
   return 0;
 }

@@ -154,7 +154,35 @@ struct TrainOptions {
   /// Every N-th curve point of each stage is saved as a model directory
   /// DIR/checkpoints/STAGE-EPOCH; 0: none.
   unsigned checkpointEvery = 0;
+  /// Stage (a)'s imitation of the heuristic's order (a pairwise prior on
+  /// plan pairs not both timed; policynet::TrainConfig::heuristicWeight).
+  double heuristicWeight = 0;
+  /// Model selection by grouped k-fold cross-validation over the programs
+  /// outside the test split (train and validation splits pooled; 0 or 1:
+  /// none, the validation split chooses the epochs kept): per stage the
+  /// epoch, and for stage (a) the grid's learning rate and heuristic weight
+  /// (empty grids: learningRate, heuristicWeight), by the held-out folds'
+  /// pooled pairwise accuracy (then loss; stage (c): return first); then
+  /// the model is trained on every non-test program with the chosen values.
+  unsigned folds = 0;
+  std::vector<double> cvLearningRates, cvHeuristicWeights;
+  /// Train exactly the given epochs on the train and validation splits,
+  /// selecting nothing (the values a cross-validation chose, given again).
+  bool fixedEpochs = false;
+  /// One line per fold run done (cross-validation takes minutes).
+  std::function<void(const std::string &)> progress;
 };
+
+/// Grouped k-fold assignment: per kernel of `data` its fold (0..folds-1),
+/// or -1 for the test split, which is never in a fold. A program's kernels
+/// share a fold; programs go largest first (in an order the seed decides
+/// among equal sizes) to the fold with the fewest kernels. An error when
+/// folds < 2 or there are fewer non-test programs than folds.
+llvm::Expected<std::vector<int>> assignFolds(const Dataset &data, unsigned folds, uint64_t seed);
+
+/// The heuristic's preference for a plan (higher: tried earlier): singles
+/// by heuristicRank, compositions after them.
+double heuristicPlanScore(const std::vector<PlanStep> &steps);
 
 /// The ablations cudal1-train knows.
 const std::vector<std::string> &knownAblations();
@@ -179,6 +207,12 @@ struct TrainSummary {
   /// best reward found within the budget and the share of kernels whose
   /// best measured plan was found.
   double trainReturn = 0, validationReturn = 0, trainFound = 0, validationFound = 0;
+  /// The values the final run used (chosen by cross-validation when
+  /// TrainOptions::folds >= 2), and the cross-validation's table (also
+  /// OUTDIR/cv.txt; empty without it).
+  unsigned epochsA = 0, epochsB = 0, epochsC = 0;
+  double learningRate = 0, heuristicWeight = 0;
+  std::string crossValidation;
 };
 
 /// Fits the encoding on the training split, trains, writes the model and

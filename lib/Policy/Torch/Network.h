@@ -60,6 +60,10 @@ struct TrainGroup {
   /// The recorded sessions' proposals for this kernel, each in proposal
   /// order (indices into the plans): the episodes other strategies played.
   std::vector<std::vector<unsigned>> episodes;
+  /// The heuristic's preference per plan (higher: tried earlier; the
+  /// heuristic's rank, compositions after singles), for the imitation of
+  /// its order; empty: none.
+  std::vector<float> heuristic;
 };
 
 struct TrainConfig {
@@ -67,6 +71,12 @@ struct TrainConfig {
   double learningRate = 3e-3;
   uint64_t seed = 1;
   double rankWeight = 1, imitationWeight = 0.5, regressionWeight = 0.5, verifyWeight = 0.5;
+  /// Imitation of the heuristic's order: a pairwise logistic loss on the
+  /// target pairs the heuristic orders strictly and that are not both timed
+  /// (a prior where nothing was measured; measured pairs, ties included,
+  /// are left to the ranking loss). 0: none. Never part of the loss that
+  /// curve points report (configurations stay comparable).
+  double heuristicWeight = 0;
   double contextFraction = 0.5; ///< at most this share of a group is context
   unsigned evalEvery = 10;      ///< curve points every N epochs
   /// Keep the parameters of the curve point with the lowest validation
@@ -119,8 +129,11 @@ struct CurvePoint {
   double trainLoss = 0, validationLoss = 0;
   double trainPairAccuracy = 0, validationPairAccuracy = 0;
   double trainTop1 = 0, validationTop1 = 0; ///< share of kernels whose top plan is the best
-  bool selected = false;                    ///< the parameters kept at the end
-  std::string stage = "a";                  ///< "a", "b" or "c"
+  /// The non-tied pairs validation's pair accuracy counts, and the kernels
+  /// its loss and stage (c)'s return average over (pooling across folds).
+  unsigned validationPairs = 0, validationKernels = 0, validationEpisodes = 0;
+  bool selected = false;   ///< the parameters kept at the end
+  std::string stage = "a"; ///< "a", "b" or "c"
   /// Stage (b): the share of plans of known outcome whose verification is
   /// predicted right (probability on the right side of 1/2).
   double trainVerifyAccuracy = 0, validationVerifyAccuracy = 0;

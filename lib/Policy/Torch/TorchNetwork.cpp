@@ -240,7 +240,8 @@ private:
         evaluate(trainSet, tc, stage, pt.trainLoss, pt.trainPairAccuracy, pt.trainTop1,
                  pt.trainVerifyAccuracy);
         evaluate(validation, tc, stage, pt.validationLoss, pt.validationPairAccuracy,
-                 pt.validationTop1, pt.validationVerifyAccuracy);
+                 pt.validationTop1, pt.validationVerifyAccuracy, &pt.validationPairs,
+                 &pt.validationKernels);
         curve.push_back(pt);
         if (tc.selectOnValidation && !validation.empty() &&
             (best.empty() || pt.validationLoss < bestLoss)) {
@@ -379,6 +380,27 @@ private:
         total = total - tc.imitationWeight * torch::log_softmax(m, 0)[int64_t(best)];
       }
     }
+    // 4. Imitation of the heuristic's order, a prior where nothing was
+    // measured: target pairs the heuristic orders strictly, unless both are
+    // timed (then the measurements decide, a measured tie included).
+    if (tc.heuristicWeight > 0 && g.heuristic.size() == g.numPlans) {
+      std::vector<int64_t> hi, lo;
+      for (size_t a = 0; a < targets.size(); ++a)
+        for (size_t b = 0; b < targets.size(); ++b) {
+          unsigned ia = targets[a], ib = targets[b];
+          if (g.timed[ia] && g.timed[ib])
+            continue;
+          if (g.heuristic[ia] > g.heuristic[ib]) {
+            hi.push_back(int64_t(a));
+            lo.push_back(int64_t(b));
+          }
+        }
+      if (!hi.empty()) {
+        torch::Tensor d = mean.index_select(0, torch::tensor(hi, torch::kInt64)) -
+                          mean.index_select(0, torch::tensor(lo, torch::kInt64));
+        total = total + tc.heuristicWeight * torch::softplus(-d).mean();
+      }
+    }
     l.total = total;
     return l;
   }
@@ -438,10 +460,15 @@ private:
     return l;
   }
 
-  void evaluate(const std::vector<TrainGroup> &groups, const TrainConfig &tc,
+  /// The losses reported (and selected on) leave the heuristic's prior out:
+  /// configurations that differ in its weight stay comparable.
+  void evaluate(const std::vector<TrainGroup> &groups, const TrainConfig &config,
                 const std::string &stage, double &lossOut, double &pairAccuracy, double &top1,
-                double &verifyAccuracy) {
+                double &verifyAccuracy, unsigned *pairsOut = nullptr,
+                unsigned *kernelsOut = nullptr) {
     torch::NoGradGuard ng;
+    TrainConfig tc = config;
+    tc.heuristicWeight = 0;
     double sum = 0;
     unsigned n = 0, pairs = 0, correct = 0, withBest = 0, hits = 0, vp = 0, vr = 0;
     for (const TrainGroup &g : groups) {
@@ -465,6 +492,10 @@ private:
       vr += l.verifyRight;
     }
     lossOut = n ? sum / n : 0;
+    if (pairsOut)
+      *pairsOut = pairs;
+    if (kernelsOut)
+      *kernelsOut = n;
     pairAccuracy = pairs ? double(correct) / pairs : 0;
     top1 = withBest ? double(hits) / withBest : 0;
     verifyAccuracy = vp ? double(vr) / vp : 0;
@@ -644,11 +675,11 @@ private:
       pt.epoch = epoch;
       pt.kl = klMean;
       episodes(trainSet, tc, pt.trainReturn, pt.trainFound);
-      episodes(validation, tc, pt.validationReturn, pt.validationFound);
+      pt.validationEpisodes = episodes(validation, tc, pt.validationReturn, pt.validationFound);
       double unused;
       evaluate(trainSet, tc, "a", pt.trainLoss, pt.trainPairAccuracy, pt.trainTop1, unused);
       evaluate(validation, tc, "a", pt.validationLoss, pt.validationPairAccuracy, pt.validationTop1,
-               unused);
+               unused, &pt.validationPairs, &pt.validationKernels);
       curve.push_back(pt);
       if (tc.selectOnValidation && !validation.empty() &&
           (best.empty() || pt.validationReturn > bestReturn + 1e-9)) {
@@ -773,8 +804,8 @@ private:
   /// Greedy episodes (the top G by utility each turn): the mean best reward
   /// found within the budget and the share of kernels whose best plan was
   /// found.
-  void episodes(const std::vector<TrainGroup> &groups, const TrainConfig &tc, double &meanReturn,
-                double &found) {
+  unsigned episodes(const std::vector<TrainGroup> &groups, const TrainConfig &tc,
+                    double &meanReturn, double &found) {
     torch::NoGradGuard ng;
     double sum = 0;
     unsigned n = 0, hits = 0;
@@ -809,6 +840,7 @@ private:
     }
     meanReturn = n ? sum / n : 0;
     found = n ? double(hits) / n : 0;
+    return n;
   }
 
   std::pair<double, double> balance{1, 1};

@@ -14,9 +14,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 using namespace cudal1;
@@ -546,3 +548,268 @@ TEST(Train, TopOneWithinFivePercentOfTheOracle) {
 }
 
 } // namespace
+
+namespace {
+
+/// A dataset for the fold assignment: `programs` programs of 1 to 4
+/// kernels each; every fifth program is in the test split.
+Dataset foldDataset(unsigned programs) {
+  Dataset ds;
+  for (unsigned p = 0; p < programs; ++p)
+    for (unsigned k = 0; k < 1 + p % 4; ++k) {
+      KernelData kd;
+      kd.program = "bench/corpus/prog" + std::to_string(p) + ".cu";
+      kd.split = p % 5 == 4 ? Split::Test : p % 5 == 3 ? Split::Validation : Split::Train;
+      kd.state.key = "key" + std::to_string(p) + "-" + std::to_string(k);
+      ds.kernels.push_back(kd);
+    }
+  return ds;
+}
+
+} // namespace
+
+TEST(Train, FoldsAreGroupedByProgramDeterministicAndNeverHoldTheTest) {
+  Dataset ds = foldDataset(23);
+  auto folds = assignFolds(ds, 4, 1);
+  ASSERT_TRUE(bool(folds)) << llvm::toString(folds.takeError());
+  ASSERT_EQ(folds->size(), ds.kernels.size());
+  std::map<std::string, int> foldOf;
+  std::vector<unsigned> sizes(4, 0);
+  for (size_t i = 0; i < ds.kernels.size(); ++i) {
+    const KernelData &k = ds.kernels[i];
+    int f = (*folds)[i];
+    if (k.split == Split::Test) {
+      EXPECT_EQ(f, -1) << k.program; // never in a fold, on either side
+      continue;
+    }
+    ASSERT_GE(f, 0) << k.program; // train and validation programs are pooled
+    ASSERT_LT(f, 4);
+    ++sizes[size_t(f)];
+    auto [it, fresh] = foldOf.emplace(k.program, f);
+    EXPECT_EQ(it->second, f) << k.program << ": a program on two sides";
+  }
+  // Balanced by kernels: largest programs first into the emptiest fold,
+  // so the folds differ by at most the largest program (4 kernels).
+  unsigned total = 0;
+  for (const KernelData &k : ds.kernels)
+    total += k.split != Split::Test;
+  EXPECT_EQ(sizes[0] + sizes[1] + sizes[2] + sizes[3], total);
+  EXPECT_LE(*std::max_element(sizes.begin(), sizes.end()) -
+                *std::min_element(sizes.begin(), sizes.end()),
+            4u);
+  EXPECT_EQ(foldOf.size(), 19u); // every non-test program has its fold
+  // Deterministic with the seed; another seed may deal equal sizes apart.
+  auto again = assignFolds(ds, 4, 1);
+  ASSERT_TRUE(bool(again));
+  EXPECT_EQ(*folds, *again);
+  bool differs = false;
+  for (uint64_t seed = 2; seed < 12 && !differs; ++seed) {
+    auto other = assignFolds(ds, 4, seed);
+    ASSERT_TRUE(bool(other));
+    differs = *other != *folds;
+  }
+  EXPECT_TRUE(differs);
+  // Too few programs outside the test split, or fewer than two folds.
+  auto tooMany = assignFolds(foldDataset(5), 5, 1); // 4 non-test programs
+  ASSERT_FALSE(bool(tooMany));
+  EXPECT_NE(llvm::toString(tooMany.takeError()).find("(4)"), std::string::npos);
+  auto one = assignFolds(ds, 1, 1);
+  ASSERT_FALSE(bool(one));
+  llvm::consumeError(one.takeError());
+}
+
+TEST(Train, CrossValidationChoosesWithoutTheTestSplit) {
+  if (!policyBackendAvailable())
+    GTEST_SKIP() << "built without libtorch";
+  TempDir d;
+  std::string path = d.path + "/synthetic.db";
+  buildSyntheticDb(path, 24);
+  auto ds = loadDataset({path}, 1, SplitOptions{0, 0});
+  ASSERT_TRUE(bool(ds)) << llvm::toString(ds.takeError());
+  for (size_t i = 0; i < ds->kernels.size(); ++i)
+    ds->kernels[i].split = i % 4 == 0 ? Split::Test : i % 4 == 1 ? Split::Validation : Split::Train;
+  TrainOptions to;
+  to.outDir = d.path + "/cv";
+  to.epochs = 20;
+  to.verifyEpochs = 10;
+  to.rlEpochs = 0;
+  to.evalEvery = 10;
+  to.hidden = 16;
+  to.seed = 2;
+  to.folds = 3;
+  to.cvHeuristicWeights = {0, 0.5};
+  unsigned runs = 0;
+  to.progress = [&](const std::string &) { ++runs; };
+  auto sum = trainPolicy(*ds, to);
+  ASSERT_TRUE(bool(sum)) << llvm::toString(sum.takeError());
+  EXPECT_EQ(runs, 2u * 3u + 3u); // the grid's (a) runs, then (b) per fold
+  const std::string &cv = sum->crossValidation;
+  EXPECT_NE(cv.find("# cross-validation: 3 folds by program over 18 programs"), std::string::npos)
+      << cv;
+  EXPECT_NE(cv.find("\na 0.003 0 10 "), std::string::npos) << cv;
+  EXPECT_NE(cv.find("\na 0.003 0.5 20 "), std::string::npos) << cv;
+  EXPECT_NE(cv.find("\nb 0.003 "), std::string::npos) << cv;
+  EXPECT_NE(cv.find("# chosen: --epochs " + std::to_string(sum->epochsA)), std::string::npos);
+  EXPECT_TRUE(sum->epochsA == 10 || sum->epochsA == 20);
+  EXPECT_LE(sum->epochsB, 10u);
+  EXPECT_TRUE(sum->heuristicWeight == 0 || sum->heuristicWeight == 0.5);
+  EXPECT_NE(sum->curve.find("(chosen by 3-fold cross-validation)"), std::string::npos)
+      << sum->curve;
+  std::ifstream file(to.outDir + "/cv.txt");
+  std::stringstream text;
+  text << file.rdbuf();
+  EXPECT_EQ(text.str(), cv);
+
+  // The test split changes nothing: its measurements turned upside down
+  // (and its kernels' plans cut), the same choices and the same weights.
+  Dataset flipped = *ds;
+  for (KernelData &k : flipped.kernels)
+    if (k.split == Split::Test) {
+      for (MeasuredPlan &p : k.plans)
+        p.logSpeedup = -p.logSpeedup;
+      k.plans.resize(3);
+    }
+  TrainOptions again = to;
+  again.outDir = d.path + "/cv2";
+  auto sum2 = trainPolicy(flipped, again);
+  ASSERT_TRUE(bool(sum2)) << llvm::toString(sum2.takeError());
+  EXPECT_EQ(sum2->crossValidation, cv);
+  auto m1 = Policy::load(to.outDir), m2 = Policy::load(again.outDir);
+  ASSERT_TRUE(m1 && m2);
+  std::vector<float> a = (*m1)->network().parameters(), b = (*m2)->network().parameters();
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)));
+  // The validation split is trained on (it is part of the folds).
+  EXPECT_NE(sum->curve.find("validation programs trained on"), std::string::npos);
+}
+
+namespace {
+
+/// Plans whose heuristic order is known (ranks 0, 20, 30, 31, 40, 50, 60).
+const std::vector<std::string> &heuristicOrderPlans() {
+  static const std::vector<std::string> plans = {"warp-reduce",
+                                                 "coalesce",
+                                                 "vectorize(width=16)",
+                                                 "vectorize(width=8)",
+                                                 "restrict",
+                                                 "unroll(loop=0, factor=4)",
+                                                 "launch-config(block=256)"};
+  return plans;
+}
+
+/// `n` kernels, each its own program, measuring the plans above: verified
+/// but never timed (nothing measured: only the heuristic can order them),
+/// or timed in the reverse of the heuristic's order (the measurements say
+/// the opposite).
+void buildHeuristicDb(const std::string &path, unsigned n, bool timedReversed) {
+  auto db = TuneDB::open(path);
+  ASSERT_TRUE(bool(db)) << llvm::toString(db.takeError());
+  for (unsigned i = 0; i < n; ++i) {
+    std::string name = "h" + std::to_string(i), key = "hkey" + std::to_string(i);
+    KernelFeatures f{key, name, 1, {}};
+    f.features = {{"loops", double(i % 3)}, {"global_reads", double(1 + i % 7)}};
+    ASSERT_FALSE(bool(db->recordFeatures(f)));
+    const auto &plans = heuristicOrderPlans();
+    for (size_t j = 0; j < plans.size(); ++j) {
+      MeasurementRow m;
+      m.kernelKey = key;
+      m.kernelName = name;
+      m.plan = "@" + name + ": " + plans[j];
+      m.gpu = {"NVIDIA H200", "sm_90"};
+      m.shape = "*";
+      m.session = "s" + std::to_string(i);
+      m.measured.outcome = Outcome::Ok;
+      if (timedReversed) {
+        double speedup = 0.8 + 0.1 * double(j); // the heuristic's last is fastest
+        m.measured.timed = true;
+        m.measured.speedup = speedup;
+        m.measured.lo = speedup * 0.99;
+        m.measured.hi = speedup * 1.01;
+        m.measured.baselineMs = 1.0;
+      }
+      auto id = db->recordMeasurement(m);
+      ASSERT_TRUE(bool(id)) << llvm::toString(id.takeError());
+    }
+  }
+}
+
+/// The share of the held-out kernels' plan pairs the model orders as the
+/// heuristic does.
+double heuristicAgreement(const Policy &model, const Dataset &ds) {
+  unsigned pairs = 0, agree = 0;
+  for (const KernelData &k : ds.kernels) {
+    if (k.split != Split::Test)
+      continue;
+    std::vector<Plan> plans;
+    for (const MeasuredPlan &p : k.plans)
+      plans.push_back(Plan{p.steps});
+    auto s = model.score(k.state, plans);
+    EXPECT_TRUE(bool(s)) << llvm::toString(s.takeError());
+    if (!s)
+      return 0;
+    for (size_t a = 0; a < plans.size(); ++a)
+      for (size_t b = 0; b < plans.size(); ++b) {
+        double ha = heuristicPlanScore(plans[a].steps), hb = heuristicPlanScore(plans[b].steps);
+        if (ha > hb) {
+          ++pairs;
+          agree += (*s)[a].logSpeedup > (*s)[b].logSpeedup;
+        }
+      }
+  }
+  return pairs ? double(agree) / pairs : 0;
+}
+
+double trainedAgreement(const std::string &dir, bool timedReversed, double weight) {
+  std::string path = dir + "/h.db";
+  if (!llvm::sys::fs::exists(path))
+    buildHeuristicDb(path, 16, timedReversed);
+  auto ds = loadDataset({path}, 1, SplitOptions{0, 0});
+  EXPECT_TRUE(bool(ds)) << llvm::toString(ds.takeError());
+  if (!ds)
+    return -1;
+  for (size_t i = 0; i < ds->kernels.size(); ++i)
+    ds->kernels[i].split = i % 4 == 0 ? Split::Test : Split::Train;
+  TrainOptions to;
+  to.outDir = dir + "/model-" + std::to_string(weight);
+  to.epochs = 40;
+  to.verifyEpochs = 0;
+  to.rlEpochs = 0;
+  to.hidden = 16;
+  to.seed = 4;
+  to.heuristicWeight = weight;
+  auto sum = trainPolicy(*ds, to);
+  EXPECT_TRUE(bool(sum)) << llvm::toString(sum.takeError());
+  if (!sum)
+    return -1;
+  EXPECT_NE(sum->curve.find("heuristic imitation weight " + std::to_string(int(weight))),
+            std::string::npos)
+      << sum->curve;
+  auto model = Policy::load(to.outDir);
+  EXPECT_TRUE(bool(model));
+  return model ? heuristicAgreement(**model, *ds) : -1;
+}
+
+} // namespace
+
+TEST(Train, HeuristicImitationIsLearnedWhereNothingIsMeasured) {
+  if (!policyBackendAvailable())
+    GTEST_SKIP() << "built without libtorch";
+  TempDir d;
+  // Nothing timed: with the imitation the held-out kernels' plans are
+  // ordered as the heuristic orders them; without it nothing orders them.
+  double with = trainedAgreement(d.path, false, 1);
+  double without = trainedAgreement(d.path, false, 0);
+  EXPECT_GE(with, 0.95) << without;
+  EXPECT_LT(without, 0.8) << with;
+}
+
+TEST(Train, MeasuredPairsOverrideTheHeuristicImitation) {
+  if (!policyBackendAvailable())
+    GTEST_SKIP() << "built without libtorch";
+  TempDir d;
+  // Every pair timed, in the reverse order: the measurements win, at the
+  // same weight that taught the order above.
+  double with = trainedAgreement(d.path, true, 1);
+  EXPECT_LE(with, 0.05);
+  EXPECT_GE(with, 0) << "trained";
+}
