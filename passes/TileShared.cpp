@@ -18,6 +18,7 @@
 #include "clang/Rewrite/Core/Rewriter.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #define DEBUG_TYPE "tile-shared"
@@ -312,11 +313,12 @@ std::string squareBlock(TransformContext &ctx, unsigned kernel, unsigned &tile) 
   return "";
 }
 
-/// A read of threadIdx.y or blockDim.y: the two values register blocking
-/// changes (the block keeps its x extent and shrinks along y).
-struct YRead {
+/// A read of a builtin's member (threadIdx.x, blockDim.y): what register
+/// blocking (threadIdx.y, blockDim.y) and the 1-D form (threadIdx.x,
+/// blockIdx.x) replace.
+struct BuiltinRead {
   unsigned offset, length; ///< in the main file
-  bool isThread;           ///< threadIdx.y (else blockDim.y)
+  std::string name;        ///< "threadIdx.y"
 };
 
 /// The builtin variable a DeclRefExpr names (threadIdx, blockIdx, blockDim,
@@ -329,11 +331,13 @@ StringRef builtinName(const DeclRefExpr *dre) {
   return n == "threadIdx" || n == "blockIdx" || n == "blockDim" || n == "gridDim" ? n : "";
 }
 
-/// The threadIdx.y and blockDim.y reads below `s`, sorted by offset; `why`
-/// is set when a builtin is used as a whole or written in a macro.
-std::vector<YRead> yReads(ASTContext &ast, const Stmt *s, std::string &why) {
+/// The reads of the builtin members in `names` below `s`, sorted by offset;
+/// `why` is set when a builtin is used as a whole or such a read is written
+/// in a macro.
+std::vector<BuiltinRead> builtinReads(ASTContext &ast, const Stmt *s,
+                                      const std::set<std::string> &names, std::string &why) {
   const SourceManager &sm = ast.getSourceManager();
-  std::vector<YRead> out;
+  std::vector<BuiltinRead> out;
   std::set<unsigned> members; // DeclRefExprs read through .x/.y/.z
   std::vector<const DeclRefExpr *> refs;
   forEachStmt(s, [&](const Stmt *c) {
@@ -349,34 +353,37 @@ std::vector<YRead> yReads(ASTContext &ast, const Stmt *s, std::string &why) {
     if (!dre || builtinName(dre).empty())
       return;
     members.insert(dre->getLocation().getRawEncoding());
-    StringRef b = builtinName(dre);
-    if (pe->getPropertyDecl()->getName() != "y" || (b != "threadIdx" && b != "blockDim"))
+    std::string name = (builtinName(dre) + "." + pe->getPropertyDecl()->getName()).str();
+    if (!names.count(name))
       return;
     SourceLocation begin = dre->getBeginLoc(), end = pe->getMemberLoc();
     if (begin.isMacroID() || end.isMacroID()) {
-      why = "the " + b.str() + ".y at line " +
+      why = "the " + name + " at line " +
             std::to_string(sm.getPresumedLineNumber(sm.getFileLoc(begin))) +
             " is written inside a macro";
       return;
     }
     unsigned o = sm.getFileOffset(begin);
-    if (std::none_of(out.begin(), out.end(), [&](const YRead &r) { return r.offset == o; }))
-      out.push_back({o, sm.getFileOffset(end) + 1 - o, b == "threadIdx"});
+    if (std::none_of(out.begin(), out.end(), [&](const BuiltinRead &r) { return r.offset == o; }))
+      out.push_back({o, sm.getFileOffset(end) + 1 - o, name});
   });
   for (const DeclRefExpr *r : refs)
     if (!members.count(r->getLocation().getRawEncoding()) && why.empty())
       why = "the kernel uses " + builtinName(r).str() + " as a whole at line " +
             std::to_string(sm.getPresumedLineNumber(sm.getFileLoc(r->getLocation())));
   std::sort(out.begin(), out.end(),
-            [](const YRead &a, const YRead &b) { return a.offset < b.offset; });
+            [](const BuiltinRead &a, const BuiltinRead &b) { return a.offset < b.offset; });
   return out;
 }
 
-/// The source of `s` with threadIdx.y and blockDim.y replaced.
-std::string substituted(ASTContext &ast, const Stmt *s, const std::string &threadY,
-                        const std::string &blockY) {
+/// The source of `s` with the builtin members `with` names replaced.
+std::string withBuiltins(ASTContext &ast, const Stmt *s,
+                         const std::map<std::string, std::string> &with) {
+  std::set<std::string> names;
+  for (const auto &[n, _] : with)
+    names.insert(n);
   std::string why;
-  std::vector<YRead> reads = yReads(ast, s, why);
+  std::vector<BuiltinRead> reads = builtinReads(ast, s, names, why);
   std::string text = spelled(ast, s);
   const SourceManager &sm = ast.getSourceManager();
   CharSourceRange r = Lexer::makeFileCharRange(CharSourceRange::getTokenRange(s->getSourceRange()),
@@ -384,8 +391,19 @@ std::string substituted(ASTContext &ast, const Stmt *s, const std::string &threa
   unsigned base = sm.getFileOffset(r.getBegin());
   for (auto it = reads.rbegin(); it != reads.rend(); ++it)
     if (it->offset >= base && it->offset + it->length <= base + text.size())
-      text.replace(it->offset - base, it->length, it->isThread ? threadY : blockY);
+      text.replace(it->offset - base, it->length, with.at(it->name));
   return text;
+}
+
+/// The threadIdx.y and blockDim.y reads below `s` (register blocking).
+std::vector<BuiltinRead> yReads(ASTContext &ast, const Stmt *s, std::string &why) {
+  return builtinReads(ast, s, {"threadIdx.y", "blockDim.y"}, why);
+}
+
+/// The source of `s` with threadIdx.y and blockDim.y replaced.
+std::string substituted(ASTContext &ast, const Stmt *s, const std::string &threadY,
+                        const std::string &blockY) {
+  return withBuiltins(ast, s, {{"threadIdx.y", threadY}, {"blockDim.y", blockY}});
 }
 
 /// A user function that `s` calls (transitively) which reads a thread index
@@ -543,20 +561,21 @@ std::string joinChecksFor(TransformContext &ctx, const std::vector<const Expr *>
 
 /// The summand of the reduction with its two operands replaced (the
 /// other factors and their order kept, so each term rounds as before).
-std::string summandWith(ASTContext &ast, const DotPattern &p, const std::string &rowText,
-                        const std::string &colText) {
+/// The summand `summand` with the operand reads `x` and `y` replaced.
+std::string productWith(ASTContext &ast, const Expr *summand, const Expr *x,
+                        const std::string &xText, const Expr *y, const std::string &yText) {
   const SourceManager &sm = ast.getSourceManager();
   auto range = [&](const Stmt *e) {
     return Lexer::makeFileCharRange(CharSourceRange::getTokenRange(e->getSourceRange()), sm,
                                     ast.getLangOpts());
   };
-  CharSourceRange whole = range(p.dot.summand);
-  std::string text = spelled(ast, p.dot.summand);
+  CharSourceRange whole = range(summand);
+  std::string text = spelled(ast, summand);
   unsigned base = sm.getFileOffset(whole.getBegin());
-  std::vector<std::pair<CharSourceRange, std::string>> edits = {{range(p.rowOperand), rowText},
-                                                                {range(p.colOperand), colText}};
-  std::sort(edits.begin(), edits.end(), [&](const auto &x, const auto &y) {
-    return sm.getFileOffset(x.first.getBegin()) > sm.getFileOffset(y.first.getBegin());
+  std::vector<std::pair<CharSourceRange, std::string>> edits = {{range(x), xText},
+                                                                {range(y), yText}};
+  std::sort(edits.begin(), edits.end(), [&](const auto &a, const auto &b) {
+    return sm.getFileOffset(a.first.getBegin()) > sm.getFileOffset(b.first.getBegin());
   });
   for (const auto &[r, with] : edits) {
     unsigned b = sm.getFileOffset(r.getBegin()) - base, e = sm.getFileOffset(r.getEnd()) - base;
@@ -566,12 +585,301 @@ std::string summandWith(ASTContext &ast, const DotPattern &p, const std::string 
   return text;
 }
 
+std::string summandWith(ASTContext &ast, const DotPattern &p, const std::string &rowText,
+                        const std::string &colText) {
+  return productWith(ast, p.dot.summand, p.rowOperand, rowText, p.colOperand, colText);
+}
+
+// ---- the 1-D mapping: row = idx / N, col = idx % N ----------------------------
+//
+// The launch keeps its grid and its block of T*T threads; the block's threads
+// become a T x T tile of C (thread t: row t / T, column t % T of the tile) and
+// the blocks stride over the tiles. Every statement of the original thread
+// that computes output (row, col), the index declarations, the bounds check,
+// the operand reads and the store, runs as that thread would: with blockIdx.x
+// and threadIdx.x replaced by those of the original thread g = row * N + col.
+// An operand element is loaded into a tile only where an original thread
+// reads it: row r of A as thread r * N (the first of its row), column c of B
+// as thread c (of row 0); the bounds check of a 1-D GEMM ('row < M' or
+// 'idx < M * N') holds for every earlier thread when it holds for a later
+// one, so every thread that stores finds its row and column loaded.
+
+struct FlatPattern {
+  GemmIdiom gemm;
+  const IfStmt *guard = nullptr;
+  const DeclStmt *accDecl = nullptr;
+  std::vector<const DeclStmt *> decls; ///< the index declarations before the bounds check
+  std::vector<const Stmt *> rest;      ///< after the loop, inside the check
+  bool oneDGemm = false;               ///< recognized as a GEMM with a 1-D mapping
+};
+
+const std::set<std::string> flatBuiltins = {"threadIdx.x", "blockIdx.x"};
+
+std::string flatMatch(TransformContext &ctx, unsigned kernel, FlatPattern &p) {
+  ASTContext &ast = ctx.unit.ast();
+  const SourceManager &sm = ast.getSourceManager();
+  const FunctionDecl *fd = ctx.unit.kernelDecl(kernel);
+  const Kernel &km = ctx.model().kernels[kernel];
+  auto *body = dyn_cast<CompoundStmt>(fd->getBody());
+  if (!body || hasReturn(body))
+    return "the kernel returns early; the tiled loop needs every thread of the block";
+  if (usesWarpIntrinsics(fd) || !km.barriers.empty())
+    return "the kernel already synchronizes (barriers or warp intrinsics)";
+  GemmIdiom &g = p.gemm;
+  if (std::string why = recognizeGemm(ctx.unit, kernel, ctx.mlir, g); !why.empty())
+    return why;
+  if (g.matrixVector || g.mapping != GemmIdiom::Mapping::OneD || !g.n)
+    return "not a matrix product with a 1-D mapping";
+  p.oneDGemm = true;
+  if (g.accumulation != GemmIdiom::Accumulation::Local || !g.dot.accumulator)
+    return "the 1-D form tiles a sum into a local accumulator only";
+  p.guard = g.guard;
+  if (!p.guard || p.guard->getElse() || p.guard->getInit() || p.guard->getConditionVariable())
+    return "the bounds check must be an if without else";
+  bool atGuard = false;
+  for (const Stmt *st : body->body()) {
+    if (st == p.guard) {
+      atGuard = true;
+      continue;
+    }
+    auto *ds = dyn_cast<DeclStmt>(st);
+    if (atGuard || !ds)
+      return "the kernel has statements other than index declarations before the bounds check";
+    for (const Decl *d : ds->decls()) {
+      auto *vd = dyn_cast<VarDecl>(d);
+      if (!vd || !vd->getType()->isIntegerType() ||
+          (vd->hasInit() && hasEffects(ast, vd->getInit())))
+        return "the declarations before the bounds check must be integer indices without side "
+               "effects (each output's thread evaluates them again)";
+    }
+    p.decls.push_back(ds);
+  }
+  auto *then = dyn_cast<CompoundStmt>(p.guard->getThen());
+  if (!then)
+    return "the bounds check's body must be a block";
+  auto loopAt = std::find(then->body_begin(), then->body_end(), g.dot.loop);
+  if (loopAt == then->body_end() || loopAt != then->body_begin() + 1)
+    return "the accumulator's declaration must come right before the loop, first in the check";
+  p.accDecl = dyn_cast<DeclStmt>(*then->body_begin());
+  if (!p.accDecl || !p.accDecl->isSingleDecl() || p.accDecl->getSingleDecl() != g.dot.accumulator ||
+      !g.dot.accumulator->hasInit() || !nonUniform(g.dot.accumulator->getInit()).empty())
+    return "the accumulator must be declared right before the loop with a value every thread "
+           "shares";
+  for (auto r = loopAt + 1; r != then->body_end(); ++r)
+    p.rest.push_back(*r);
+  if (std::string why = nonUniform(g.dot.bound); !why.empty())
+    return "the loop bound must be the same for every thread of the block (the tiled loop has "
+           "barriers), but it uses " +
+           why;
+  if (p.guard->getBeginLoc().isMacroID() || g.dot.loop->getBeginLoc().isMacroID())
+    return "the pattern is written inside a macro";
+  // Every statement a thread runs for its output reads threadIdx.x and
+  // blockIdx.x only where they can be replaced, and nothing else of its own
+  // (the launch is 1-D: y and z are 0 for every thread, old and new).
+  std::string why;
+  builtinReads(ast, body, flatBuiltins, why);
+  if (!why.empty())
+    return why;
+  std::set<const FunctionDecl *> seen;
+  if (std::string f = calleeReadingBuiltins(body, sm, seen, 0); !f.empty())
+    return "the function " + f + " it calls reads the thread index or block shape";
+  std::string changed;
+  forEachStmt(body, [&](const Stmt *c) {
+    const Expr *target = nullptr;
+    if (auto *bo = dyn_cast<BinaryOperator>(c); bo && bo->isAssignmentOp())
+      target = bo->getLHS();
+    else if (auto *uo = dyn_cast<UnaryOperator>(c);
+             uo && (uo->isIncrementDecrementOp() || uo->getOpcode() == UO_AddrOf))
+      target = uo->getSubExpr();
+    auto *dre = target ? dyn_cast<DeclRefExpr>(target->IgnoreParenImpCasts()) : nullptr;
+    if (dre && changed.empty() &&
+        (isa<ParmVarDecl>(dre->getDecl()) ||
+         std::any_of(p.decls.begin(), p.decls.end(), [&](const DeclStmt *ds) {
+           return std::find(ds->decl_begin(), ds->decl_end(), dre->getDecl()) != ds->decl_end();
+         })))
+      changed = "the kernel changes (or takes the address of) '" +
+                dre->getDecl()->getNameAsString() +
+                "', which each output's thread must see as the original thread did";
+  });
+  return changed;
+}
+
+/// The tile edge T of the 1-D form: every launch (template siblings too) has
+/// a 1-D grid and a constant 1-D block of T*T threads (64, 256 or 1024).
+std::string flatBlock(TransformContext &ctx, unsigned kernel, unsigned &tile) {
+  std::vector<unsigned> launches;
+  for (unsigned k : kernelsSharingDefinition(ctx.model(), kernel))
+    for (unsigned l : ctx.launchesOf(k))
+      launches.push_back(l);
+  if (launches.empty())
+    return "the kernel has no launch site in this file, so its block shape is unknown";
+  // The dimensions of a configuration argument: an integer, or a dim3 of
+  // constants past the first.
+  auto dims = [&](const Expr *e, std::vector<std::optional<uint64_t>> &out) {
+    const Expr *s = e->IgnoreUnlessSpelledInSource();
+    if (auto *dre = dyn_cast<DeclRefExpr>(s))
+      if (auto *vd = dyn_cast<VarDecl>(dre->getDecl());
+          vd && vd->hasInit() && !vd->getType()->isIntegerType())
+        s = vd->getInit()->IgnoreUnlessSpelledInSource();
+    auto value = [&](const Expr *a) -> std::optional<uint64_t> {
+      Expr::EvalResult r;
+      if (a->EvaluateAsInt(r, ctx.unit.ast()))
+        return r.Val.getInt().getZExtValue();
+      return std::nullopt;
+    };
+    if (s->getType()->isIntegerType()) {
+      out = {value(s)};
+      return true;
+    }
+    auto *ce = dyn_cast<CXXConstructExpr>(s);
+    if (!ce)
+      return false;
+    for (const Expr *a : ce->arguments())
+      if (!isa<CXXDefaultArgExpr>(a))
+        out.push_back(value(a));
+    return !out.empty();
+  };
+  tile = 0;
+  for (unsigned l : launches) {
+    const Expr *gridArg = launchConfigArg(ctx, l, 0), *blockArg = launchConfigArg(ctx, l, 1);
+    std::vector<std::optional<uint64_t>> gd, bd;
+    std::string at = "launch #" + std::to_string(l);
+    if (!gridArg || !blockArg || !dims(gridArg, gd) || !dims(blockArg, bd))
+      return at + ": its grid and block are not an integer or a dim3";
+    for (size_t i = 1; i < gd.size(); ++i)
+      if (gd[i] != 1u)
+        return at + " has a grid that is not 1-D";
+    for (size_t i = 1; i < bd.size(); ++i)
+      if (bd[i] != 1u)
+        return at + " has a block that is not 1-D";
+    unsigned t = bd[0] == 64u ? 8 : bd[0] == 256u ? 16 : bd[0] == 1024u ? 32 : 0;
+    if (!t)
+      return at + " needs a constant block of 64, 256 or 1024 threads (a square tile)";
+    if (tile && tile != t)
+      return "the kernel's launches use different block sizes";
+    tile = t;
+  }
+  return "";
+}
+
+/// The 1-D form's rewrite of the bounds check (the declarations before it
+/// stay: they compute the real thread's indices, which nothing else reads).
+std::string flatRewrite(TransformContext &ctx, const FlatPattern &p, unsigned tile) {
+  ASTContext &ast = ctx.unit.ast();
+  const SourceManager &sm = ast.getSourceManager();
+  PrintingPolicy pp(ast.getLangOpts());
+  const GemmIdiom &g = p.gemm;
+  std::string T = std::to_string(tile);
+  std::map<std::string, std::string> original = {
+      {"threadIdx.x", "((unsigned)(cudal1_g % blockDim.x))"},
+      {"blockIdx.x", "((unsigned)(cudal1_g / blockDim.x))"}};
+  auto as = [&](const Stmt *st) {
+    std::string text = withBuiltins(ast, st, original);
+    if (!isa<CompoundStmt>(st) && !isa<IfStmt>(st) && !isa<ForStmt>(st) && !isa<WhileStmt>(st) &&
+        (text.empty() || text.back() != ';'))
+      text += ";";
+    return text;
+  };
+  std::string ta = g.a.read->getType().getUnqualifiedType().getAsString(pp),
+              tb = g.b.read->getType().getUnqualifiedType().getAsString(pp);
+  std::string kType = g.dot.counter->getType().getUnqualifiedType().getAsString(pp);
+  std::string kName = g.dot.counter->getNameAsString();
+  std::string acc = g.dot.accumulator->getNameAsString();
+  std::string bound = spelled(ast, g.dot.bound);
+  std::string cond = withBuiltins(ast, p.guard->getCond(), original);
+  unsigned col = sm.getPresumedColumnNumber(sm.getFileLoc(p.guard->getBeginLoc()));
+  std::string in(col - 1, ' '), in2 = in + "  ", in3 = in2 + "  ", in4 = in3 + "  ",
+                                in5 = in4 + "  ";
+  auto declsAt = [&](const std::string &ind) {
+    std::string d;
+    std::string unused;
+    for (const DeclStmt *ds : p.decls) {
+      d += ind + as(ds) + "\n";
+      for (const Decl *x : ds->decls())
+        unused += "(void)" + cast<VarDecl>(x)->getNameAsString() + "; ";
+    }
+    // Not every scope reads every index: no warning for those it does not.
+    return d + ind + unused.substr(0, unused.size() - 1) + "\n";
+  };
+  std::string a = "cudal1_tileA", b = "cudal1_tileB";
+  std::string prod = productWith(ast, g.dot.summand, g.a.read, a + "[cudal1_ty][cudal1_k]",
+                                 g.b.read, b + "[cudal1_k][cudal1_tx]");
+  std::string s;
+  s += "{ // tile-shared(tile=" + T + "): the 1-D mapping's outputs as " + T + "x" + T +
+       " tiles of C, both operands in shared memory\n";
+  s += in2 + "__shared__ " + ta + " " + a + "[" + T + "][" + T + "];\n";
+  s += in2 + "__shared__ " + tb + " " + b + "[" + T + "][" + T + "];\n";
+  s += in2 + "// The original threads, the columns (row = idx / N), the tiles.\n";
+  s += in2 +
+       "const unsigned long long cudal1_threads = (unsigned long long)gridDim.x * blockDim.x;\n";
+  s += in2 + "const unsigned long long cudal1_cols = (unsigned long long)(" +
+       g.n->getNameAsString() + ");\n";
+  s += in2 + "const unsigned long long cudal1_colTiles = (cudal1_cols + " + T + " - 1) / " + T +
+       ";\n";
+  s += in2 +
+       "const unsigned long long cudal1_tiles = cudal1_cols == 0 ? 0 : ((cudal1_threads + "
+       "cudal1_cols - 1) / cudal1_cols + " +
+       T + " - 1) / " + T + " * cudal1_colTiles;\n";
+  s += in2 + "const unsigned cudal1_tx = threadIdx.x % " + T + "u, cudal1_ty = threadIdx.x / " + T +
+       "u;\n";
+  s += in2 + "for (unsigned long long cudal1_tile = blockIdx.x; cudal1_tile < cudal1_tiles; "
+             "cudal1_tile += gridDim.x) {\n";
+  s += in3 + "const unsigned long long cudal1_r = cudal1_tile / cudal1_colTiles * " + T +
+       " + cudal1_ty, cudal1_c = cudal1_tile % cudal1_colTiles * " + T + " + cudal1_tx;\n";
+  s += in3 + spelled(ast, p.accDecl) + "\n";
+  s +=
+      in3 + "for (" + kType + " cudal1_t = 0; cudal1_t < " + bound + "; cudal1_t += " + T + ") {\n";
+  s += in4 + "{ // A's row cudal1_r as its first thread reads it\n";
+  s += in5 + "const unsigned long long cudal1_g = cudal1_r * cudal1_cols;\n" + declsAt(in5);
+  s += in5 + kType + " " + kName + " = cudal1_t + cudal1_tx;\n";
+  s += in5 + a + "[cudal1_ty][cudal1_tx] = cudal1_g < cudal1_threads && (" + cond + ") && " +
+       kName + " < " + bound + " ? " + as(g.a.read).substr(0, as(g.a.read).size() - 1) + " : " +
+       ta + "(0);\n";
+  s += in4 + "}\n";
+  s += in4 + "{ // B's column cudal1_c as the thread of row 0 reads it\n";
+  s += in5 + "const unsigned long long cudal1_g = cudal1_c;\n" + declsAt(in5);
+  s += in5 + kType + " " + kName + " = cudal1_t + cudal1_ty;\n";
+  s += in5 + b +
+       "[cudal1_ty][cudal1_tx] = cudal1_c < cudal1_cols && cudal1_g < cudal1_threads && (" + cond +
+       ") && " + kName + " < " + bound + " ? " + as(g.b.read).substr(0, as(g.b.read).size() - 1) +
+       " : " + tb + "(0);\n";
+  s += in4 + "}\n";
+  s += in4 + "__syncthreads();\n";
+  s += in4 + "for (int cudal1_k = 0; cudal1_k < " + T + "; ++cudal1_k)\n";
+  s += in5 + acc + " += " + prod + ";\n";
+  s += in4 + "__syncthreads();\n" + in3 + "}\n";
+  s +=
+      in3 + "if (cudal1_c < cudal1_cols && cudal1_r * cudal1_cols + cudal1_c < cudal1_threads) {\n";
+  s += in4 + "const unsigned long long cudal1_g = cudal1_r * cudal1_cols + cudal1_c;\n" +
+       declsAt(in4);
+  s += in4 + "if (" + cond + ") {\n";
+  for (const Stmt *r : p.rest)
+    s += in5 + as(r) + "\n";
+  s += in4 + "}\n" + in3 + "}\n" + in2 + "}\n" + in + "}";
+  return s;
+}
+
 } // namespace
+
+/// Whether the kernel takes the 1-D form: the 2-D pattern does not match
+/// and the 1-D one does, with its block; "" when it does, else the 1-D
+/// form's reason.
+std::string flatForm(TransformContext &ctx, unsigned kernel, FlatPattern &p, unsigned &tile) {
+  if (std::string why = flatMatch(ctx, kernel, p); !why.empty())
+    return why;
+  return flatBlock(ctx, kernel, tile);
+}
 
 std::string TileShared::legality(TransformContext &ctx, Target t) const {
   DotPattern p;
-  if (std::string why = match(ctx, t.kernel, p); !why.empty())
-    return why;
+  if (std::string why = match(ctx, t.kernel, p); !why.empty()) {
+    FlatPattern f;
+    unsigned tile;
+    std::string flat = flatForm(ctx, t.kernel, f, tile);
+    if (!flat.empty())
+      return f.oneDGemm ? "a matrix product with a 1-D mapping: " + flat : why;
+    return referencedOutsideLaunches(ctx, t.kernel);
+  }
   unsigned tile;
   if (std::string why = squareBlock(ctx, t.kernel, tile); !why.empty())
     return why;
@@ -581,6 +889,9 @@ std::string TileShared::legality(TransformContext &ctx, Target t) const {
 
 std::vector<ParamSpace> TileShared::space(TransformContext &ctx, Target t) const {
   unsigned tile = 0;
+  FlatPattern f;
+  if (DotPattern p; !match(ctx, t.kernel, p).empty() && flatForm(ctx, t.kernel, f, tile).empty())
+    return {{"tile", {std::to_string(tile)}}, {"rb", {"1"}}};
   squareBlock(ctx, t.kernel, tile);
   DotPattern p;
   bool rb = match(ctx, t.kernel, p).empty() && registerBlockingLegality(ctx, t.kernel, p).empty();
@@ -593,7 +904,10 @@ std::string TileShared::checkParams(TransformContext &ctx, Target t, const PlanS
   // the value is not offered.
   if (std::optional<std::string> rb = step.param("rb"); rb && *rb != "1") {
     DotPattern p;
-    match(ctx, t.kernel, p);
+    if (!match(ctx, t.kernel, p).empty())
+      return "parameter rb=" + *rb +
+             " is not legal (register blocking needs the 2-D mapping; the 1-D form tiles with "
+             "rb=1)";
     if (std::string why = registerBlockingLegality(ctx, t.kernel, p); !why.empty())
       return "parameter rb=" + *rb + " is not legal (" + why + ")";
   }
@@ -602,7 +916,15 @@ std::string TileShared::checkParams(TransformContext &ctx, Target t, const PlanS
 
 llvm::Error TileShared::apply(TransformContext &ctx, Target t, const PlanStep &step) const {
   DotPattern p;
-  match(ctx, t.kernel, p);
+  if (!match(ctx, t.kernel, p).empty()) {
+    FlatPattern f;
+    unsigned tile = 0;
+    if (std::string why = flatForm(ctx, t.kernel, f, tile); !why.empty())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", why.c_str());
+    ctx.rewriter.ReplaceText(CharSourceRange::getTokenRange(f.guard->getSourceRange()),
+                             flatRewrite(ctx, f, tile));
+    return llvm::Error::success();
+  }
   unsigned tile = 0;
   squareBlock(ctx, t.kernel, tile);
   // checkParams took rb from the space {1, 2, 4}.

@@ -97,5 +97,5 @@ void run(double *a, double *b, double *c, float *X, float *W, float *Y, int n) {
 }
 // INPLACE-RB: parameter rb=2 is not legal (rb: the sum accumulates in place in global memory (only rb=1 keeps it in a register))
 // RECURRENCE: the output C is also an operand: the sum reads elements other threads write (a recurrence)
-// FLAT: the operands of the dot product must be a row (depending on y only) and a column (depending on x only) of global arrays
+// FLAT: a matrix product with a 1-D mapping: launch #3 has a grid that is not 1-D
 // MOVING: the in-place sum's element moves with the loop counter
