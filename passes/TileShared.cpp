@@ -92,7 +92,9 @@ int threadAxis(const AffineForm &f) {
       StringRef v = t.var;
       x |= v == "threadIdx.x" || v == "blockIdx.x";
       y |= v == "threadIdx.y" || v == "blockIdx.y";
-      z |= v == "threadIdx.z" || v == "blockIdx.z";
+      // blockIdx.z is the same for every thread of a block (a batch index,
+      // say): it moves a tile's base, not the tile.
+      z |= v == "threadIdx.z";
       unsigned i;
       if (v.starts_with("#") && !v.drop_front(1).getAsInteger(10, i) && i < f.atoms.size())
         scan(f.atoms[i].numerator);
