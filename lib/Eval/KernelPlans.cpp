@@ -136,7 +136,7 @@ std::string formatKernelPlans(const KernelPlans &p) {
        "kernel\n# against its double reference.\n";
   o << "instrumented " << p.instrumented << "\n";
   o << "runtime " << p.runtime << "\n";
-  o << "arch " << p.arch << "\n";
+  o << "arch " << quoteIfNeeded(p.arch) << "\n";
   if (!p.flags.empty()) {
     o << "flags";
     for (const std::string &f : p.flags)
@@ -281,14 +281,15 @@ std::string formatKernelPlansStatus(const KernelPlansStatus &s) {
     o << "capture " << quoteIfNeeded(oneLine(s.remark)) << "\n";
   for (const KernelPlanStatus &k : s.kernels) {
     if (k.replayed)
-      o << "kernel " << k.key << " replay launches=" << k.launches << " results=" << k.results
-        << "\n";
+      o << "kernel " << quoteIfNeeded(k.key) << " replay launches=" << k.launches
+        << " results=" << k.results << "\n";
     else
-      o << "kernel " << k.key << " program launches=" << k.launches << " "
+      o << "kernel " << quoteIfNeeded(k.key) << " program launches=" << k.launches << " "
         << quoteIfNeeded("remark=" + oneLine(k.remark)) << "\n";
   }
   for (const KernelPlanVariantStatus &v : s.variants)
-    o << "variant " << v.id << " program " << quoteIfNeeded("remark=" + oneLine(v.remark)) << "\n";
+    o << "variant " << quoteIfNeeded(v.id) << " program "
+      << quoteIfNeeded("remark=" + oneLine(v.remark)) << "\n";
   return o.str();
 }
 

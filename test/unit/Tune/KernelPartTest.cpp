@@ -62,6 +62,11 @@ TEST(KernelPlans, ManifestRoundTrips) {
   EXPECT_EQ(back->variants[2].launch, p.variants[2].launch);
   EXPECT_TRUE(back->variants[2].fastMath);
   EXPECT_EQ(formatKernelPlans(*back), text);
+  KernelPlans spaced = *back;
+  spaced.arch = "sm 90";
+  Expected<KernelPlans> arch = parseKernelPlans(formatKernelPlans(spaced), "/d", "m");
+  ASSERT_TRUE(arch.ok()) << arch.error().message();
+  EXPECT_EQ(arch->arch, "sm 90");
   // A version 1 manifest (no launch=) reads the same.
   std::string v1 = text.substr(0, text.find("variant v002"));
   v1.replace(0, std::string("cudal1-kernel-plans 2").size(), "cudal1-kernel-plans 1");
@@ -135,6 +140,14 @@ TEST(KernelPlans, StatusRoundTripsWithRemarks) {
   EXPECT_EQ(back->findVariant("v000"), nullptr);
   EXPECT_FALSE(
       parseKernelPlansStatus("cudal1-kernel-plans-status 2\nvariant v1 replay\n", "s").ok());
+  // Words with blanks are quoted (the fuzz target's round trip).
+  KernelPlansStatus blanks;
+  blanks.kernels.push_back({"a b", true, 1, "k0", ""});
+  blanks.variants.push_back({"v 1", "why"});
+  Expected<KernelPlansStatus> quoted = parseKernelPlansStatus(formatKernelPlansStatus(blanks), "s");
+  ASSERT_TRUE(quoted.ok()) << quoted.error().message();
+  EXPECT_EQ(quoted->kernels[0].key, "a b");
+  EXPECT_EQ(quoted->variants[0].id, "v 1");
   EXPECT_FALSE(parseKernelPlansStatus("cudal1-kernel-plans-status 1\nkernel a replay\n", "s").ok());
   EXPECT_FALSE(
       parseKernelPlansStatus("cudal1-kernel-plans-status 1\nkernel a replay results=../x\n", "s")
