@@ -272,9 +272,6 @@ struct Candidate {
 /// not confirmed in Screen mode (each costs one parse per step): the listing
 /// stays linear in the file's size.
 constexpr unsigned kMaxConfirmations = 4;
-/// The same for the chains of fuse, on their own count (one per run of
-/// launches and synchronizations, at its head).
-constexpr unsigned kMaxChainConfirmations = 4;
 /// fuse's longest chain (Fuse::maxChain, passes/Fuse.h).
 constexpr unsigned kMaxChain = 8;
 
@@ -582,7 +579,12 @@ std::vector<LegalTransform> recheck(ParsedUnit &after, const Candidate &c) {
     const Transform *t = findTransform(e.name);
     if (!t || !t->legality(ctx, c.target).empty())
       return;
-    e.params = t->space(ctx, c.target);
+    // A pair's drop-sync reaching no third launch: plain fuse, without
+    // asking for the chain (the screen's chains would be cut anyway).
+    if (e.name == "fuse" && c.reach && c.reach < 3)
+      e.params.clear();
+    else
+      e.params = t->space(ctx, c.target);
     if (c.reach)
       limitCount(e, c.reach);
     e.fastMath = t->fastMath();
@@ -765,7 +767,7 @@ llvm::Expected<LegalSpace> cudal1::legalSpace(ParsedUnit &unit, const RewriteInp
     splitChains(*space);
     return space;
   }
-  unsigned confirmations = 0, chainConfirmations = 0;
+  unsigned confirmations = 0;
   for (Gate gate : {Gate::Syncs, Gate::Restrict}) {
     std::unique_ptr<ParsedUnit> screen = screenUnit(unit, in, gate, cands);
     if (!screen)
@@ -773,18 +775,19 @@ llvm::Expected<LegalSpace> cudal1::legalSpace(ParsedUnit &unit, const RewriteInp
     for (const Candidate &c : cands) {
       if (c.gate != gate)
         continue;
-      // A chain's plan always has several steps: past its budget, not even
-      // screened.
-      bool known = derived.count(stepsText(c.pre));
-      if (c.chain && !known && chainConfirmations >= kMaxChainConfirmations)
-        continue;
       std::vector<LegalTransform> found = recheck(*screen, c);
       // The screen applied every prerequisite at once, each legal on the
       // original; a plan of several steps must also derive step by step
       // (a synchronization may be droppable only while another one stays).
-      if (!found.empty() && c.pre.size() > 1) {
-        unsigned &used = c.chain ? chainConfirmations : confirmations;
-        if (!known && used++ >= (c.chain ? kMaxChainConfirmations : kMaxConfirmations))
+      // Not a chain's: its synchronizations lie between launches with only
+      // error checks and droppable synchronizations between them, so after
+      // dropping the later ones each host path from an earlier one runs
+      // through launches and error checks into a path from the last one,
+      // legal on the original; and fuse at its head sees only statements
+      // between its launches, all dropped in both (EnablementTest checks
+      // the screen against deriving).
+      if (!found.empty() && c.pre.size() > 1 && !c.chain) {
+        if (!derived.count(stepsText(c.pre)) && confirmations++ >= kMaxConfirmations)
           continue;
         found = derive(unit, in, c, derived);
       }

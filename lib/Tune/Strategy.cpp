@@ -41,6 +41,16 @@ struct Move {
   int rank = 0;
 };
 
+/// A move's fuse chain length (count=N of its last step; 0 for anything
+/// else, plain fuse included): among moves of one rank the longest chain
+/// comes first, after its drop-syncs.
+unsigned chainOf(const Move &m) {
+  if (m.steps.empty() || m.steps.back().transform != "fuse")
+    return 0;
+  unsigned n = 0;
+  return llvm::StringRef(paramOf(m.steps.back(), "count")).getAsInteger(10, n) ? 0 : n;
+}
+
 class RandomStrategy : public SearchStrategy {
 public:
   explicit RandomStrategy(uint64_t seed) : rng(seed) {}
@@ -90,8 +100,9 @@ public:
     for (const ComposedStep &c : k.composed)
       if (!isFastMath(c.step) && heuristicRank(c) < kNever)
         ranked.push_back({c.steps(), heuristicRank(c)});
-    std::stable_sort(ranked.begin(), ranked.end(),
-                     [](const Move &a, const Move &b) { return a.rank < b.rank; });
+    std::stable_sort(ranked.begin(), ranked.end(), [](const Move &a, const Move &b) {
+      return a.rank != b.rank ? a.rank < b.rank : chainOf(a) > chainOf(b);
+    });
     std::vector<Proposal> out;
     std::set<std::string> seen = k.tried;
     auto add = [&](Proposal p) {
@@ -200,7 +211,8 @@ int heuristicRank(const PlanStep &s) {
     return 15;
   // Fusing an element-wise chain saves a round trip through memory per
   // launch pair: the expert's main move on such chains, tried right after
-  // the reuse transforms.
+  // the reuse transforms; the longest chain first (HeuristicStrategy's
+  // order within a rank, chainOf).
   if (t == "fuse")
     return 12;
   if (t == "streams")
