@@ -722,8 +722,8 @@ Expected<std::vector<int>> assignFolds(const Dataset &data, unsigned folds, uint
       ++sizes[k.program];
   if (folds < 2 || sizes.size() < folds)
     return createStringError(inconvertibleErrorCode(),
-                             formatv("{0} folds need at least 2 and at most as many programs "
-                                     "outside the test split as there are ({1})",
+                             formatv("cross-validation needs at least 2 folds and a program "
+                                     "outside the test split per fold: {0} folds, {1} programs",
                                      folds, sizes.size())
                                  .str());
   // Largest programs first (balance), equal sizes in an order the seed
