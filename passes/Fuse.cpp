@@ -207,6 +207,20 @@ unsigned countOf(const PlanStep &step, std::string &why) {
   return n;
 }
 
+/// cudal1FusedN, N the first number neither in the source nor in what this
+/// step's earlier targets inserted (freshName sees only the source): the
+/// same name as always for one target, another for each further one.
+std::string fusedName(TransformContext &ctx) {
+  const SourceManager &sm = ctx.unit.ast().getSourceManager();
+  const RewriteBuffer *buf = ctx.rewriter.getRewriteBufferFor(sm.getMainFileID());
+  std::string now = buf ? std::string(buf->begin(), buf->end()) : "";
+  for (unsigned n = 0;; ++n) {
+    std::string name = "cudal1Fused" + std::to_string(n);
+    if (ctx.unit.code().find(name) == std::string::npos && now.find(name) == std::string::npos)
+      return name;
+  }
+}
+
 } // namespace
 
 std::string Fuse::legality(TransformContext &ctx, Target t) const {
@@ -250,9 +264,17 @@ llvm::Error Fuse::apply(TransformContext &ctx, Target t, const PlanStep &step) c
   if (!n || !chainLaunches(ctx, unsigned(t.launch), n, ids).empty()) // checked before
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "fuse: the chain is gone");
   std::vector<const CUDAKernelCallExpr *> calls;
-  for (unsigned id : ids)
+  for (unsigned id : ids) {
     calls.push_back(ctx.unit.launchExpr(id));
-  std::string name = freshName(ctx, "cudal1Fused");
+    // Two targets of one step (`@k: fuse` where k's launches follow each
+    // other) would both rewrite this launch.
+    CharSourceRange r = statementRange(ast, calls.back());
+    if (ctx.rewriter.getRewrittenText(r) != text(ast, calls.back()))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "launch #" + std::to_string(id) +
+                                         " is in the chains of two targets of this step");
+  }
+  std::string name = fusedName(ctx);
   PrintingPolicy pp(ast.getLangOpts());
   // The fused kernel: the parameters of each kernel in order (unqualified:
   // no __restrict__, as their pointers may meet), prefixed a, b, c, ...;

@@ -12,6 +12,7 @@
 // RUN: grep -v "^ *// [A-Z-]*:" %t.pair.cu | FileCheck %s --check-prefix=PAIR
 // The listing: plain fuse and the longer chain beside it.
 // RUN: cudal1-opt %s --list-transforms | FileCheck %s --check-prefix=LIST
+// RUN: cudal1-opt %s --list-transforms=json | FileCheck %s --check-prefix=JSON
 // Refusals, each with its reason; nothing is written.
 // RUN: not cudal1-opt %s --plan '@#0: fuse(count=4)' -o %t.bad.cu 2>&1 | FileCheck %s --check-prefix=LONG
 // RUN: not test -e %t.bad.cu
@@ -168,6 +169,27 @@ void synced(int n) {
 // LIST-LABEL: launch #13 scaleK
 // LIST:       - fuse: no launch follows it in its block
 // LIST-NEXT:    + fuse  enabled by @sync#0: drop-sync
+
+// The json listing has two fuse entries at launch #12, the second enabled.
+// JSON:      "id": 12,
+// JSON:      "name": "fuse",
+// JSON-NEXT: "params": []
+// JSON-NEXT: },
+// JSON-NEXT: {
+// JSON-NEXT: "enabled_by": [
+// JSON-NEXT: "@sync#0: drop-sync"
+// JSON-NEXT: ],
+// JSON-NEXT: "legal": false,
+// JSON-NEXT: "name": "fuse",
+// JSON-NEXT: "params": [
+// JSON-NEXT: {
+// JSON-NEXT: "name": "count",
+// JSON-NEXT: "values": [
+// JSON-NEXT: "3"
+// JSON-NEXT: ]
+// JSON-NEXT: }
+// JSON-NEXT: ],
+// JSON-NEXT: "reason": "count=3: the third launch of the chain is not reached: a host synchronization (sync #0) follows launch #13"
 
 // LONG: step 1 (fuse): the fourth launch of the chain is not reached: a statement that is not an error check follows launch #2 at launch site #0
 // GAP: step 1 (fuse): the third launch of the chain is not reached: a statement that is not an error check follows launch #4 at launch site #3
