@@ -274,13 +274,32 @@ std::string match(TransformContext &ctx, unsigned kernel, DotPattern &p) {
   return shape;
 }
 
-/// The square block size every launch of the kernel (and of its template
-/// siblings) uses, if it is a constant dim3(T, T[, 1]); else the reason.
-std::string squareBlock(TransformContext &ctx, unsigned kernel, unsigned &tile) {
+/// The launches of the kernel and of its template siblings: one definition
+/// is rewritten for all of them, so every one must fit the rewrite.
+std::vector<unsigned> definitionLaunches(TransformContext &ctx, unsigned kernel) {
   std::vector<unsigned> launches;
   for (unsigned k : kernelsSharingDefinition(ctx.model(), kernel))
     for (unsigned l : ctx.launchesOf(k))
       launches.push_back(l);
+  return launches;
+}
+
+/// The variable `c` assigns, increments or decrements, or takes the
+/// address of, when it names one directly; else null.
+const DeclRefExpr *changedVariable(const Stmt *c) {
+  const Expr *target = nullptr;
+  if (auto *bo = dyn_cast<BinaryOperator>(c); bo && bo->isAssignmentOp())
+    target = bo->getLHS();
+  else if (auto *uo = dyn_cast<UnaryOperator>(c);
+           uo && (uo->isIncrementDecrementOp() || uo->getOpcode() == UO_AddrOf))
+    target = uo->getSubExpr();
+  return target ? dyn_cast<DeclRefExpr>(target->IgnoreParenImpCasts()) : nullptr;
+}
+
+/// The square block size every launch of the kernel (and of its template
+/// siblings) uses, if it is a constant dim3(T, T[, 1]); else the reason.
+std::string squareBlock(TransformContext &ctx, unsigned kernel, unsigned &tile) {
+  std::vector<unsigned> launches = definitionLaunches(ctx, kernel);
   if (launches.empty())
     return "the kernel has no launch site in this file, so its block shape is unknown";
   tile = 0;
@@ -508,13 +527,7 @@ std::string registerBlockingLegality(TransformContext &ctx, unsigned kernel, con
     //    several epilogues, so none may change a parameter.
     std::string changed;
     forEachStmt(body, [&](const Stmt *c) {
-      const Expr *target = nullptr;
-      if (auto *bo = dyn_cast<BinaryOperator>(c); bo && bo->isAssignmentOp())
-        target = bo->getLHS();
-      else if (auto *uo = dyn_cast<UnaryOperator>(c);
-               uo && (uo->isIncrementDecrementOp() || uo->getOpcode() == UO_AddrOf))
-        target = uo->getSubExpr();
-      auto *dre = target ? dyn_cast<DeclRefExpr>(target->IgnoreParenImpCasts()) : nullptr;
+      const DeclRefExpr *dre = changedVariable(c);
       if (dre && isa<ParmVarDecl>(dre->getDecl()) && changed.empty())
         changed = "rb: the kernel changes (or takes the address of) its parameter '" +
                   dre->getDecl()->getNameAsString() + "' at line " + lineOf(c) +
@@ -687,13 +700,7 @@ std::string flatMatch(TransformContext &ctx, unsigned kernel, FlatPattern &p) {
     return "the function " + f + " it calls reads the thread index or block shape";
   std::string changed;
   forEachStmt(body, [&](const Stmt *c) {
-    const Expr *target = nullptr;
-    if (auto *bo = dyn_cast<BinaryOperator>(c); bo && bo->isAssignmentOp())
-      target = bo->getLHS();
-    else if (auto *uo = dyn_cast<UnaryOperator>(c);
-             uo && (uo->isIncrementDecrementOp() || uo->getOpcode() == UO_AddrOf))
-      target = uo->getSubExpr();
-    auto *dre = target ? dyn_cast<DeclRefExpr>(target->IgnoreParenImpCasts()) : nullptr;
+    const DeclRefExpr *dre = changedVariable(c);
     if (dre && changed.empty() &&
         (isa<ParmVarDecl>(dre->getDecl()) ||
          std::any_of(p.decls.begin(), p.decls.end(), [&](const DeclStmt *ds) {
@@ -709,10 +716,7 @@ std::string flatMatch(TransformContext &ctx, unsigned kernel, FlatPattern &p) {
 /// The tile edge T of the 1-D form: every launch (template siblings too) has
 /// a 1-D grid and a constant 1-D block of T*T threads (64, 256 or 1024).
 std::string flatBlock(TransformContext &ctx, unsigned kernel, unsigned &tile) {
-  std::vector<unsigned> launches;
-  for (unsigned k : kernelsSharingDefinition(ctx.model(), kernel))
-    for (unsigned l : ctx.launchesOf(k))
-      launches.push_back(l);
+  std::vector<unsigned> launches = definitionLaunches(ctx, kernel);
   if (launches.empty())
     return "the kernel has no launch site in this file, so its block shape is unknown";
   // The dimensions of a configuration argument: an integer, or a dim3 of
