@@ -1014,9 +1014,17 @@ std::string ownerProblem(TransformContext &ctx, const Shape &s) {
   return "";
 }
 
+/// The threads a phase's launch runs, when its grid and block are constants.
+std::optional<unsigned long long> constantThreads(TransformContext &ctx, const Phase &p) {
+  auto g = constantCount(ctx.unit.ast(), launchConfigArg(ctx, p.id, 0));
+  auto b = constantBlockSize(ctx, p.id);
+  if (!g || !b)
+    return std::nullopt;
+  return *g * *b;
+}
+
 /// Why a form is not legal on the loop ("" when it is).
 std::string formProblem(TransformContext &ctx, const Shape &s, Form f) {
-  ASTContext &ast = ctx.unit.ast();
   if (f == Form::Owner)
     return ownerProblem(ctx, s);
   for (const Phase &p : s.phases) {
@@ -1027,13 +1035,10 @@ std::string formProblem(TransformContext &ctx, const Shape &s, Form f) {
              "kernel's threads)";
   }
   if (f == Form::Block)
-    for (const Phase &p : s.phases) {
-      auto g = constantCount(ast, launchConfigArg(ctx, p.id, 0));
-      auto b = constantBlockSize(ctx, p.id);
-      if (g && b && *g * *b > kMaxBlockThreads)
-        return "launch #" + std::to_string(p.id) + " runs " + std::to_string(*g * *b) +
+    for (const Phase &p : s.phases)
+      if (auto n = constantThreads(ctx, p); n && *n > kMaxBlockThreads)
+        return "launch #" + std::to_string(p.id) + " runs " + std::to_string(*n) +
                " threads, more than one block holds (1024)";
-    }
   return "";
 }
 
@@ -1077,13 +1082,10 @@ std::string Persistent::legality(TransformContext &ctx, Target t) const {
 /// issue18-transforms-h200.md), so it is offered only where the launch is
 /// known to fit; an explicit plan may still ask for it.
 static bool fitsOneBlock(TransformContext &ctx, const Shape &s) {
-  for (const Phase &p : s.phases) {
-    auto g = constantCount(ctx.unit.ast(), launchConfigArg(ctx, p.id, 0));
-    auto b = constantBlockSize(ctx, p.id);
-    if (!g || !b || *g * *b > kMaxBlockThreads)
-      return false;
-  }
-  return true;
+  return std::all_of(s.phases.begin(), s.phases.end(), [&](const Phase &p) {
+    auto n = constantThreads(ctx, p);
+    return n && *n <= kMaxBlockThreads;
+  });
 }
 
 std::vector<ParamSpace> Persistent::space(TransformContext &ctx, Target t) const {

@@ -839,16 +839,16 @@ std::string flatRewrite(TransformContext &ctx, const FlatPattern &p, unsigned ti
   s += in5 + "const unsigned long long cudal1_g = cudal1_r * cudal1_cols;\n" + declsAt(in5);
   s += in5 + kType + " " + kName + " = cudal1_t + cudal1_tx;\n";
   s += in5 + a + "[cudal1_ty][cudal1_tx] = cudal1_g < cudal1_threads && (" + cond + ") && " +
-       kName + " < " + bound + " ? " + as(g.a.read).substr(0, as(g.a.read).size() - 1) + " : " +
-       ta + "(0);\n";
+       kName + " < " + bound + " ? " + withBuiltins(ast, g.a.read, original) + " : " + ta +
+       "(0);\n";
   s += in4 + "}\n";
   s += in4 + "{ // B's column cudal1_c as the thread of row 0 reads it\n";
   s += in5 + "const unsigned long long cudal1_g = cudal1_c;\n" + declsAt(in5);
   s += in5 + kType + " " + kName + " = cudal1_t + cudal1_ty;\n";
   s += in5 + b +
        "[cudal1_ty][cudal1_tx] = cudal1_c < cudal1_cols && cudal1_g < cudal1_threads && (" + cond +
-       ") && " + kName + " < " + bound + " ? " + as(g.b.read).substr(0, as(g.b.read).size() - 1) +
-       " : " + tb + "(0);\n";
+       ") && " + kName + " < " + bound + " ? " + withBuiltins(ast, g.b.read, original) + " : " +
+       tb + "(0);\n";
   s += in4 + "}\n";
   s += in4 + "__syncthreads();\n";
   s += in4 + "for (int cudal1_k = 0; cudal1_k < " + T + "; ++cudal1_k)\n";

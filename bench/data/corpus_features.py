@@ -1,0 +1,26 @@
+"""The kernels of a corpus program as cudal1-opt --analyze sees them now:
+the key and analysis features the dataset's importers record
+(import-bundle-results, import-sweep)."""
+import json
+import os
+import subprocess
+
+
+def corpus_kernels(cudal1_opt, corpus, program):
+    """[(name, key, feature values or None)] and the feature version, of
+    CORPUS/PROGRAM.cu; ([], None) when it is missing or does not analyze."""
+    src = os.path.join(corpus, program + ".cu")
+    if not os.path.exists(src):
+        return [], None
+    p = subprocess.run([cudal1_opt, src, "--analyze", "--", "-x", "cuda",
+                        "--cuda-gpu-arch=sm_90", "-I", corpus], capture_output=True, text=True)
+    if p.returncode != 0:
+        return [], None
+    out, version = [], None
+    for k in json.loads(p.stdout).get("kernels", []):
+        f = k.get("features")
+        if k.get("key"):
+            out.append((k.get("name", ""), k["key"], f["values"] if f else None))
+            if f:
+                version = f["version"]
+    return out, version
