@@ -228,10 +228,14 @@ PreparedBundle prepareBundle(const Bundle &bundle, const EvalOptions &opts,
   return p;
 }
 
-/// Steps 2b to 5 for one compiled bundle: verification, timing, statistics.
-Expected<EvalResults> finishBundle(const Bundle &bundle, PreparedBundle &prep,
+/// Steps 2b and 3 for one compiled bundle: its verification. Bundles verify
+/// side by side (nothing is timed yet); `phases.verify` is the caller's.
+/// `timeIt` is false when the original failed its own replay: nothing is
+/// timed then.
+Expected<EvalResults> verifyBundle(const Bundle &bundle, PreparedBundle &prep,
                                    const std::vector<CompileResult> &cres, const EvalOptions &opts,
-                                   const Clock &clock, EvalPhaseTimes &phases) {
+                                   const Clock &clock, EvalPhaseTimes &phases, bool &timeIt) {
+  timeIt = false;
   EvalResults res;
   res.bundle = bundle.dir;
   res.date = utcTimestamp();
@@ -369,7 +373,7 @@ Expected<EvalResults> finishBundle(const Bundle &bundle, PreparedBundle &prep,
       t.join();
   }
   res.gpu = gpuName;
-  phases.verify += clock.seconds() - verifyStart;
+  (void)verifyStart;
   phases.verified += unsigned(toVerify.size());
   VariantResult &orig = res.results[0];
   if (orig.outcome != Outcome::Ok) {
@@ -381,7 +385,22 @@ Expected<EvalResults> finishBundle(const Bundle &bundle, PreparedBundle &prep,
     res.wallSeconds = clock.seconds();
     return res;
   }
+  timeIt = true;
+  return res;
+}
 
+/// Steps 4 and 5 for one verified bundle: timing and statistics, one
+/// bundle at a time (the GPU is the timing worker's alone).
+void timeBundle(const Bundle &bundle, PreparedBundle &prep, EvalResults &res,
+                const EvalOptions &opts, const Clock &clock, EvalPhaseTimes &phases) {
+  auto progress = [&](const std::string &m) {
+    if (opts.progress)
+      opts.progress(m);
+  };
+  const std::string &work = prep.work;
+  const std::vector<VariantSpec> &all = prep.all;
+  std::string exe = workerPath(opts);
+  double budgetLeft = opts.timeBudget > 0 ? opts.timeBudget : 1e30;
   // 4. Time the original and every verified variant in one session.
   double timingStart = clock.seconds();
   std::vector<size_t> timed = {0};
@@ -497,7 +516,6 @@ Expected<EvalResults> finishBundle(const Bundle &bundle, PreparedBundle &prep,
       v.details.push_back("speedup above 10x: check the measurement");
   }
   res.wallSeconds = clock.seconds();
-  return res;
 }
 
 } // namespace
@@ -534,20 +552,54 @@ std::vector<Expected<EvalResults>> evaluateBundles(const std::vector<Bundle> &bu
   phases.compile = clock.seconds();
   for (const CompileResult &r : cres)
     ++(r.cached ? phases.cached : phases.compiled);
-  std::vector<Expected<EvalResults>> out;
-  size_t at = 0;
+  // 3. Verification of every bundle, a few bundles at a time (issue 15
+  // item 5: a round of several kernels pays one verification wave, not one
+  // worker start after another); nothing is timed while any verifies.
+  std::vector<Expected<EvalResults>> out(bundles.size(), EvalResults{});
+  std::vector<char> timeIt(bundles.size(), 0);
+  {
+    std::vector<std::vector<CompileResult>> mine(bundles.size());
+    size_t at = 0;
+    for (size_t b = 0; b < bundles.size(); ++b) {
+      const PreparedBundle &p = prepared[b];
+      if (!p.error.ok()) {
+        out[b] = p.error;
+        continue;
+      }
+      mine[b].assign(cres.begin() + at, cres.begin() + at + p.jobs.size());
+      at += p.jobs.size();
+    }
+    double verifyStart = clock.seconds();
+    std::atomic<size_t> next{0};
+    std::mutex phasesMutex;
+    auto verifier = [&] {
+      for (size_t b; (b = next++) < bundles.size();) {
+        if (!prepared[b].error.ok())
+          continue;
+        EvalPhaseTimes mineTimes;
+        bool t = false;
+        out[b] = verifyBundle(bundles[b], prepared[b], mine[b], opts, clock, mineTimes, t);
+        timeIt[b] = t;
+        std::lock_guard<std::mutex> lock(phasesMutex);
+        phases.verified += mineTimes.verified;
+      }
+    };
+    size_t n = std::min(bundles.size(), size_t(std::max(1, opts.bundlesParallel)));
+    std::vector<std::thread> threads;
+    for (size_t t = 0; t < n; ++t)
+      threads.emplace_back(verifier);
+    for (std::thread &t : threads)
+      t.join();
+    phases.verify += clock.seconds() - verifyStart;
+  }
+  // 4-5. Timing, one bundle after another.
   for (size_t b = 0; b < bundles.size(); ++b) {
     PreparedBundle &p = prepared[b];
-    if (!p.error.ok()) {
-      out.push_back(p.error);
-      continue;
-    }
-    std::vector<CompileResult> mine(cres.begin() + at, cres.begin() + at + p.jobs.size());
-    at += p.jobs.size();
-    out.push_back(finishBundle(bundles[b], p, mine, opts, clock, phases));
+    if (out[b].ok() && timeIt[b])
+      timeBundle(bundles[b], p, *out[b], opts, clock, phases);
     // Not an `rm -rf` process: std::filesystem (the evaluator is plain C++,
     // without LLVM) removes symbolic links inside, never what they point to.
-    if (!opts.keepWork && p.ownWork) {
+    if (p.error.ok() && !opts.keepWork && p.ownWork) {
       std::error_code ec;
       std::filesystem::remove_all(p.work, ec);
     }

@@ -355,6 +355,123 @@ std::string queryGpuName() {
   return p.output.substr(0, p.output.find('\n'));
 }
 
+ProgramBuildCache::~ProgramBuildCache() {
+  if (!dir.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec); // best effort: a temporary directory
+  }
+}
+
+std::string ProgramBuildCache::find(const std::string &key) {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = exes.find(key);
+  if (it == exes.end())
+    return "";
+  ++hitCount;
+  return it->second;
+}
+
+std::string ProgramBuildCache::insert(const std::string &key, const std::string &exe) {
+  std::lock_guard<std::mutex> lock(mutex);
+  ++buildCount;
+  if (auto it = exes.find(key); it != exes.end())
+    return it->second; // built twice at once (two batches): keep the first
+  if (dir.empty()) {
+    Expected<std::string> d = makeTempDirectory("cudal1-builds");
+    if (!d.ok())
+      return "";
+    dir = *d;
+  }
+  std::string to = dir + "/" + std::to_string(exes.size()) + ".exe";
+  std::error_code ec;
+  std::filesystem::rename(exe, to, ec);
+  if (ec)
+    return "";
+  exes[key] = to;
+  return to;
+}
+
+std::string programBuildKey(const std::vector<std::string> &buildCommand,
+                            const std::vector<std::string> &links, const std::string &source) {
+  std::string how;
+  for (const std::string &w : buildCommand)
+    how += w + '\0';
+  how += "links";
+  for (const std::string &l : links)
+    how += '\0' + l;
+  return variantHash(how, source);
+}
+
+namespace {
+
+/// One program built (or found built) for a bundle's variant.
+struct BuiltProgram {
+  bool ok = false;
+  bool cached = false;
+  std::string exe;
+  std::string hash; ///< measuredHash of the source built
+  std::string error;
+  double seconds = 0;
+};
+
+BuiltProgram buildProgram(const ProgramBundle &b, const ProgramVariant &v, const std::string &work,
+                          ProgramBuildCache *cache) {
+  BuiltProgram out;
+  std::string source;
+  if (Expected<std::vector<uint8_t>> src = readWholeFile(b.path(v.source)); src.ok()) {
+    source.assign(src->begin(), src->end());
+    out.hash = measuredHash(v.hash, source);
+  } else {
+    out.error = src.error().message();
+    return out;
+  }
+  std::string key = programBuildKey(b.build, v.links, source);
+  if (cache)
+    if (std::string exe = cache->find(key); !exe.empty()) {
+      out.ok = out.cached = true;
+      out.exe = exe;
+      return out;
+    }
+  out.exe = work + "/" + v.id + ".exe";
+  std::vector<std::string> cmd = expand(b.build, b.path(v.source), out.exe, b.dir);
+  for (const std::string &l : v.links) // after the sources, as ld wants
+    cmd.push_back("-l" + l);
+  ProcessResult p = runProcess(cmd, 900);
+  out.seconds = p.seconds;
+  if (!(p.exited && p.exitCode == 0)) {
+    out.error = tail(p.output, 6) + " (" + p.describe() + ")";
+    return out;
+  }
+  out.ok = true;
+  if (cache)
+    if (std::string kept = cache->insert(key, out.exe); !kept.empty())
+      out.exe = kept;
+  return out;
+}
+
+} // namespace
+
+void prebuildProgramBundle(const ProgramBundle &b, int jobs, ProgramBuildCache &cache) {
+  std::vector<ProgramVariant> all = {b.original};
+  all.insert(all.end(), b.variants.begin(), b.variants.end());
+  Expected<std::string> work = makeTempDirectory("cudal1-prebuild");
+  if (!work.ok())
+    return; // evaluateProgramBundle builds them then
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next++) < all.size();)
+      buildProgram(b, all[i], *work, &cache);
+  };
+  int parallel = jobs > 0 ? jobs : int(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < std::min<int>(parallel, int(all.size())); ++t)
+    threads.emplace_back(worker);
+  for (std::thread &t : threads)
+    t.join();
+  std::error_code ec;
+  std::filesystem::remove_all(*work, ec); // what built is in the cache now
+}
+
 Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
                                             const ProgramEvalOptions &opts) {
   auto start = Clock::now();
@@ -387,7 +504,8 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
       std::filesystem::remove_all(work, ec); // best effort: a temporary directory
   };
 
-  // 1. Build everything in parallel.
+  // 1. Build everything in parallel (what the session's cache holds is
+  // taken from there).
   std::vector<ProgramVariant> all = {b.original};
   all.insert(all.end(), b.variants.begin(), b.variants.end());
   res.results.resize(all.size());
@@ -418,21 +536,18 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
       VariantResult &v = res.results[i];
       v.id = all[i].id;
       v.compiler = "program";
+      BuiltProgram p = buildProgram(b, all[i], work, opts.buildCache.get());
       // Bind the result to the bytes built here (and the manifest's plan).
-      if (Expected<std::vector<uint8_t>> src = readWholeFile(b.path(all[i].source)); src.ok())
-        v.hash = measuredHash(all[i].hash, std::string(src->begin(), src->end()));
-      exes[i] = work + "/" + all[i].id + ".exe";
-      std::vector<std::string> cmd = expand(b.build, b.path(all[i].source), exes[i], b.dir);
-      for (const std::string &l : all[i].links) // after the sources, as ld wants
-        cmd.push_back("-l" + l);
-      ProcessResult p = runProcess(cmd, 900);
+      v.hash = p.hash;
+      exes[i] = p.exe;
       v.compileSeconds = p.seconds;
-      if (!(p.exited && p.exitCode == 0)) {
+      if (!p.ok) {
         v.outcome = Outcome::CompileError;
-        v.details.push_back(tail(p.output, 6) + " (" + p.describe() + ")");
+        v.details.push_back(p.error);
       }
       std::lock_guard<std::mutex> lock(mutex);
-      progress("build " + std::to_string(++built) + "/" + std::to_string(all.size()) + " " + v.id);
+      progress("build " + std::to_string(++built) + "/" + std::to_string(all.size()) + " " + v.id +
+               (p.cached ? " (built earlier)" : ""));
     }
   };
   int parallel = opts.jobs > 0 ? opts.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
@@ -443,6 +558,7 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
     for (std::thread &t : threads)
       t.join();
   }
+  res.buildSeconds = secondsSince(start);
   if (res.results[0].outcome == Outcome::CompileError) {
     std::string why = res.results[0].details.empty() ? "" : res.results[0].details[0];
     cleanup();
@@ -727,11 +843,16 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
       if (i == 0)
         continue;
       auto e = est.find(i);
-      if (e != est.end() && (e->second.hi < 1 || e->second.hi < bestLo)) {
+      // Below kMinFasterSpeedup it can never count as faster (isFaster).
+      if (e != est.end() && (e->second.hi < kMinFasterSpeedup || e->second.hi < bestLo)) {
         res.results[i].details.push_back(
             "timing stopped after " + std::to_string(done) + " rounds: it cannot win (" +
             formatDouble(e->second.lo) + "x to " + formatDouble(e->second.hi) + "x, " +
-            (e->second.hi < 1 ? std::string("below the original") : "below another variant") + ")");
+            (e->second.hi < 1                   ? std::string("below the original")
+             : e->second.hi < kMinFasterSpeedup ? "below the " + formatDouble(kMinFasterSpeedup) +
+                                                      "x a plan must reach"
+                                                : std::string("below another variant")) +
+            ")");
         continue;
       }
       keep.push_back(i);
@@ -787,6 +908,22 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
     progress("timing round " + std::to_string(rounds));
     if (opts.stopWhenDecided && rounds >= kMinRoundsBeforeRacing && rounds < opts.maxRounds)
       raceRounds(rounds, samples, timed);
+    // A reproducibility check (one variant) ends once its rule is decided.
+    if (opts.checkDecided && timed.size() == 2 && rounds >= opts.minCheckRounds &&
+        rounds < opts.maxRounds) {
+      std::vector<double> a, c;
+      const std::vector<double> &base = samples[0], &mine = samples[timed[1]];
+      for (size_t k = 0; k < base.size() && k < mine.size(); ++k)
+        if (std::isfinite(base[k]) && std::isfinite(mine[k])) {
+          a.push_back(base[k]);
+          c.push_back(mine[k]);
+        }
+      if (opts.checkDecided(a, c)) {
+        res.results[0].details.push_back("rounds ended after " + std::to_string(rounds) +
+                                         ": the check was decided");
+        break;
+      }
+    }
   }
 
   // 5. Speedups from the rounds where both ran (paired by round).

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 #include <sys/stat.h>
+#include <thread>
 
 namespace cudal1 {
 
@@ -184,6 +185,20 @@ ProgramEvaluator::ProgramEvaluator(ProgramSetup s, ProgramEvalOptions o, std::ve
     : setup(std::move(s)), options(std::move(o)), keys(std::move(k)), names(std::move(n)) {
   if (!options.referenceCache)
     options.referenceCache = std::make_shared<ProgramReferenceRun>();
+  if (!options.buildCache)
+    options.buildCache = std::make_shared<ProgramBuildCache>();
+}
+
+void ProgramEvaluator::prepare(const std::vector<Candidate> &cands) {
+  Expected<std::string> dir = makeTempDirectory("cudal1-tune");
+  if (!dir.ok())
+    return; // evaluate() builds them
+  Expected<ProgramBundle> b = writeProgramBundle(*dir, setup, cands, keys, names);
+  if (b.ok()) {
+    unsigned cores = std::max(2u, std::thread::hardware_concurrency());
+    prebuildProgramBundle(*b, int(cores / 2), *options.buildCache);
+  }
+  llvm::sys::fs::remove_directories(*dir, /*IgnoreErrors=*/true);
 }
 
 llvm::Expected<std::vector<Measurement>>
@@ -209,6 +224,8 @@ ProgramEvaluator::evaluate(const std::vector<Candidate> &cands) {
   if (!res.ok())
     return fail(res.error());
   gpu = res->gpu; // the evaluator asked nvidia-smi already
+  buildWall += res->buildSeconds;
+  runWall += res->wallSeconds - res->buildSeconds;
   original = res->results.front();
   std::vector<Measurement> out;
   const VariantResult &orig = res->results.front();

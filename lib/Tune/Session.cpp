@@ -6,6 +6,7 @@
 #include "cudal1/Eval/Bundle.h"
 #include "cudal1/Eval/Process.h"
 #include "cudal1/Eval/ProgramBundle.h"
+#include "cudal1/Eval/Stats.h"
 #include "cudal1/Frontend/CompileFlags.h"
 #include "cudal1/Report/TuneReport.h"
 #include "cudal1/Rewrite/Reference.h"
@@ -219,8 +220,10 @@ std::string formatTimings(const SessionTimings &t) {
                         rt.cached, rt.verify, rt.timing,
                         rt.wall > 0 ? 60.0 * rt.variants / rt.wall : 0.0);
   if (t.programVariants > 0)
-    os << llvm::formatv("  whole programs: {0} variant(s), {1:F1} s: {2:F1} variants/min\n",
-                        t.programVariants, program,
+    os << llvm::formatv("  whole programs: {0} variant(s), {1:F1} s (building {2:F1} s, runs "
+                        "{3:F1} s; {4} build(s), {5} found built): {6:F1} variants/min\n",
+                        t.programVariants, program, t.programBuild, t.programRun, t.programBuilt,
+                        t.programFoundBuilt,
                         program > 0 ? 60.0 * t.programVariants / program : 0.0);
   return text;
 }
@@ -497,6 +500,10 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
     timings.replay = replayEvaluator->times();
   for (const TuneRecord &rec : r->records)
     timings.programVariants += rec.result.judge == Judge::Program;
+  if (programEvaluator) {
+    timings.programBuild = programEvaluator->buildSeconds();
+    timings.programRun = programEvaluator->runSeconds();
+  }
   stage = std::chrono::steady_clock::now();
   // 6. The final plan once more, as a whole program, in a measurement of its
   // own with more rounds: used only if it holds up there.
@@ -510,6 +517,14 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
       po.maxRounds = 30;
       po.seed = 7;
       po.referenceCache = programEvaluator->referenceRun(); // run once per session
+      po.buildCache = programEvaluator->builds(); // the final plan was built in a round
+      // Enough rounds for the drift rule, then as many as it takes to
+      // decide it: passed with a margin, or its interval below 1.
+      po.checkDecided = [](const std::vector<double> &a, const std::vector<double> &c) {
+        SpeedupEstimate e = bootstrapSpeedup(a, c, 10, 1000, 7);
+        double drift = originalDrift(a);
+        return std::min(e.lo, e.speedup / (1 + drift)) > 1.02 || e.hi < 1;
+      };
       checker = std::make_unique<ProgramEvaluator>(setup, po, keys, names);
       judge = checker.get();
     }
@@ -539,6 +554,10 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
     applyCheck(*r, *check);
   }
   timings.check = since(stage);
+  if (programEvaluator) { // the check's builds too: it shares the cache
+    timings.programBuilt = programEvaluator->builds()->builds();
+    timings.programFoundBuilt = programEvaluator->builds()->hits();
+  }
   timings.total = since(started);
   ctx.timings = formatTimings(timings);
   ctx.date = utcTimestamp();

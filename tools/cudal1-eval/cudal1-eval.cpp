@@ -32,6 +32,7 @@ const char *kUsage = "usage: cudal1-eval BUNDLE... [--gpu N] [--jobs J] [--time-
                      "  --window S       timing window (default: 0.25 s per candidate, 2..30)\n"
                      "  --timeout S      limit per verification worker (default 30)\n"
                      "  --verify-jobs N  verification workers at a time (default 1)\n"
+                     "  --verify-bundles N  bundles of one call verified side by side (default 4)\n"
                      "  --verify-batch N candidates per verification worker (default 0: all;\n"
                      "                   a worker stops at the first one that is not ok)\n"
                      "  --compile-cache DIR  reuse cubins compiled from the same source and\n"
@@ -103,6 +104,8 @@ int main(int argc, char **argv) {
       screen = std::max(1, int(num("--screen")));
     else if (a == "--verify-jobs")
       opts.verifyParallel = std::max(1, int(num("--verify-jobs")));
+    else if (a == "--verify-bundles")
+      opts.bundlesParallel = std::max(1, int(num("--verify-bundles")));
     else if (a == "--verify-batch")
       opts.verifyBatch = int(num("--verify-batch"));
     else if (a == "--timeout")

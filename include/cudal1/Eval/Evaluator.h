@@ -26,6 +26,10 @@ struct EvalOptions {
   /// failures first blamed on concurrency came from a driver-ABI bug, since
   /// fixed in lib/Eval/Cuda/Driver.h).
   int verifyParallel = 1;
+  /// Bundles verified side by side when one evaluation holds several (a
+  /// tuner round of several kernels): each with its own workers, all before
+  /// any bundle is timed (issue 15 item 5). 1: one bundle after another.
+  int bundlesParallel = 4;
   /// Candidates one verification worker takes in turn (0: all of its
   /// queue). A worker stops at the first candidate that is not ok, so a
   /// fault never judges the next one; 1 is a process per candidate.

@@ -12,7 +12,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,39 @@ struct ProgramReferenceRun {
   /// when not usable, why not; notes of kernels that ran in float.
   std::string note;
 };
+
+/// Executables built during a session, by what they were built from: the
+/// build command before substitution, the libraries and the source's bytes
+/// (programBuildKey). The original of every batch, a plan proposed again
+/// and the reproducibility check's two programs are then built once, and a
+/// batch's builds can run while another judge has the GPU (issue 15 item 5).
+/// Thread-safe; the executables live in a directory of its own, removed
+/// with it.
+class ProgramBuildCache {
+public:
+  ProgramBuildCache() = default;
+  ~ProgramBuildCache();
+  ProgramBuildCache(const ProgramBuildCache &) = delete;
+  ProgramBuildCache &operator=(const ProgramBuildCache &) = delete;
+  /// The executable built for `key`, "" when there is none.
+  std::string find(const std::string &key);
+  /// Moves `exe` into the cache under `key` and returns its path there; ""
+  /// when it could not (then `exe` stays where it is, uncached).
+  std::string insert(const std::string &key, const std::string &exe);
+  unsigned hits() const { return hitCount; }
+  unsigned builds() const { return buildCount; }
+
+private:
+  std::mutex mutex;
+  std::string dir;
+  std::map<std::string, std::string> exes;
+  unsigned hitCount = 0, buildCount = 0;
+};
+
+/// The key of one build: the command words (with their {src}/{exe}
+/// placeholders), the libraries, and the source.
+std::string programBuildKey(const std::vector<std::string> &buildCommand,
+                            const std::vector<std::string> &links, const std::string &source);
 
 /// The replay rule's constants at program level (Verify.h's Tolerance): a
 /// printed number passes when
@@ -69,7 +104,23 @@ struct ProgramEvalOptions {
   /// The reference program's run, kept between evaluations (--tune builds
   /// and runs it once per session); null: each evaluation runs it.
   std::shared_ptr<ProgramReferenceRun> referenceCache;
+  /// Executables kept between evaluations; null: each evaluation builds
+  /// everything it runs.
+  std::shared_ptr<ProgramBuildCache> buildCache;
+  /// A reproducibility check's rounds end early once this says the
+  /// samples so far (the original's and the one variant's, paired by
+  /// round) decide it; null: they run to maxRounds.
+  std::function<bool(const std::vector<double> &original, const std::vector<double> &variant)>
+      checkDecided;
+  int minCheckRounds = 12; ///< rounds before checkDecided is asked
 };
+
+/// Builds the bundle's original and variants into `cache` (nothing runs):
+/// what evaluateProgramBundle with the same cache will then find built. The
+/// tuner calls it while the GPU replays kernel plans. Variants that do not
+/// build are left out; evaluateProgramBundle builds them again and reports
+/// their errors.
+void prebuildProgramBundle(const ProgramBundle &bundle, int jobs, ProgramBuildCache &cache);
 
 /// What one run printed, split for comparison.
 struct ProgramOutput {

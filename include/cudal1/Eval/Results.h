@@ -37,6 +37,8 @@ struct EvalResults {
   std::string gpu;
   std::string date;
   double wallSeconds = 0;
+  /// Of wallSeconds, the build step's (not written to results files).
+  double buildSeconds = 0;
   std::vector<VariantResult> results; ///< the original first
   const VariantResult *find(const std::string &id) const;
 };

@@ -69,12 +69,22 @@ public:
   ProgramEvaluator(ProgramSetup setup, ProgramEvalOptions options,
                    std::vector<std::string> kernelKeys, std::vector<std::string> kernelNames);
   std::shared_ptr<ProgramReferenceRun> referenceRun() const { return options.referenceCache; }
+  /// The executables built so far (options.buildCache, made here when
+  /// null): give it to a later evaluator of the session (the check).
+  std::shared_ptr<ProgramBuildCache> builds() const { return options.buildCache; }
+  /// Builds the candidates' programs into the cache, on half the cores (a
+  /// replay may be timing beside it), running nothing.
+  void prepare(const std::vector<Candidate> &candidates) override;
   llvm::Expected<std::vector<Measurement>>
   evaluate(const std::vector<Candidate> &candidates) override;
   /// The GPU the last evaluation ran on.
   std::string gpuName() const override { return gpu; }
   /// The original's result in the last evaluation (its roofline floor).
   const VariantResult &lastOriginal() const { return original; }
+  /// Seconds its evaluations spent building (what prepare() had not built)
+  /// and running; prepare()'s own builds, beside a replay, in neither.
+  double buildSeconds() const { return buildWall; }
+  double runSeconds() const { return runWall; }
 
 private:
   ProgramSetup setup;
@@ -83,6 +93,7 @@ private:
   std::string gpu;
   VariantResult original;
   unsigned batch = 0;
+  double buildWall = 0, runWall = 0;
 };
 
 } // namespace cudal1

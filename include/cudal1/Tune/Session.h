@@ -82,6 +82,10 @@ struct SessionTimings {
   double total = 0, legalSpace = 0, reference = 0, rounds = 0, check = 0;
   ReplayTimes replay;           ///< the kernel-level judge's share of `rounds`
   unsigned programVariants = 0; ///< judged as whole programs in `rounds`
+  /// The whole programs' time in `rounds`: building (beyond what was built
+  /// beside a replay) and running; builds done and found done.
+  double programBuild = 0, programRun = 0;
+  unsigned programBuilt = 0, programFoundBuilt = 0;
 };
 /// "time: ..." lines for people, printed after the session summary.
 std::string formatTimings(const SessionTimings &timings);

@@ -71,6 +71,10 @@ public:
   virtual llvm::Expected<std::vector<Measurement>>
   evaluate(const std::vector<Candidate> &candidates) = 0;
   virtual std::string gpuName() const = 0;
+  /// Work for a later evaluate(candidates) that leaves the GPU alone
+  /// (building the programs), done while another evaluator has the GPU.
+  /// evaluate() does not depend on it having run. Default: nothing.
+  virtual void prepare(const std::vector<Candidate> &) {}
 };
 
 struct TuneOptions {

@@ -720,3 +720,112 @@ TEST(ReferenceRule, AmplifiedRoundoffIsJudgedByTheOriginalsOwnError) {
             std::string::npos)
       << mm[0];
 }
+
+// The session's build cache (issue 15 item 5): a second evaluation with the
+// same cache builds nothing, prebuildProgramBundle builds ahead what an
+// evaluation then finds built, and a changed source is built again. The
+// build command counts its runs in a file.
+TEST(ProgramEval, BuildCacheBuildsEachSourceOnce) {
+  std::string dir = makeTempDir();
+  ProgramBundle b = scriptBundle(dir);
+  std::string count = dir + "/builds.n";
+  b.build = {"/bin/sh", "-c",
+             "echo x >> " + count + " && cp {src} {exe} && chmod +x {exe}"};
+  writeScript(dir + "/original.sh", "echo checksum=1");
+  writeScript(dir + "/a.sh", "echo checksum=1");
+  b.variants.push_back({"a", "a.sh", false});
+  auto builds = [&] {
+    std::ifstream in(count);
+    int n = 0;
+    for (std::string l; std::getline(in, l);)
+      ++n;
+    return n;
+  };
+  ProgramEvalOptions opts;
+  opts.jobs = 2;
+  opts.maxRounds = 2;
+  opts.buildCache = std::make_shared<ProgramBuildCache>();
+  Expected<EvalResults> r = evaluateProgramBundle(b, opts);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(builds(), 2);
+  r = evaluateProgramBundle(b, opts);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(builds(), 2) << "the second evaluation rebuilt something";
+  EXPECT_EQ(r->find("a")->outcome, Outcome::Ok);
+  EXPECT_TRUE(r->find("a")->timed);
+  EXPECT_EQ(opts.buildCache->hits(), 2u);
+  // A new source: prebuilt ahead, found built by the evaluation.
+  writeScript(dir + "/b.sh", "echo checksum=1; echo note: b");
+  b.variants.push_back({"b", "b.sh", false});
+  prebuildProgramBundle(b, 2, *opts.buildCache);
+  EXPECT_EQ(builds(), 3);
+  r = evaluateProgramBundle(b, opts);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(builds(), 3);
+  EXPECT_EQ(r->find("b")->outcome, Outcome::Ok);
+  // Another build command is another build.
+  b.build.back() += " ";
+  r = evaluateProgramBundle(b, opts);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(builds(), 6);
+  runProcess({"rm", "-rf", dir}, 30);
+}
+
+// Racing drops a variant whose interval lies below kMinFasterSpeedup (it
+// can never count as faster), so a sure winner is left alone and decides
+// the rounds.
+TEST(ProgramEval, RacingDropsWhatCannotCountAsFaster) {
+  std::string dir = makeTempDir();
+  ProgramBundle b = scriptBundle(dir);
+  b.timeRegex = "^gpu_ms=(\\S+)";
+  writeScript(dir + "/original.sh", "echo checksum=1; echo gpu_ms=50");
+  writeScript(dir + "/v10.sh", "echo checksum=1; echo gpu_ms=10");
+  writeScript(dir + "/almost.sh", "echo checksum=1; echo gpu_ms=49.8"); // 1.004x
+  b.variants.push_back({"v10", "v10.sh", false});
+  b.variants.push_back({"almost", "almost.sh", false});
+  ProgramEvalOptions opts;
+  opts.jobs = 2;
+  opts.maxRounds = 30;
+  opts.stopWhenDecided = true;
+  Expected<EvalResults> r = evaluateProgramBundle(b, opts);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  const VariantResult *almost = r->find("almost"), *fast = r->find("v10");
+  ASSERT_TRUE(almost && fast && almost->timed && fast->timed);
+  EXPECT_NEAR(almost->speedup, 50 / 49.8, 1e-6);
+  EXPECT_FALSE(almost->faster);
+  ASSERT_FALSE(almost->details.empty());
+  EXPECT_NE(almost->details.back().find("below the 1.01x"), std::string::npos)
+      << almost->details.back();
+  EXPECT_LT(fast->samplesMs.size(), 30u);
+  runProcess({"rm", "-rf", dir}, 30);
+}
+
+// A check's rounds end once checkDecided says so, never before
+// minCheckRounds; without it they run to maxRounds.
+TEST(ProgramEval, CheckRoundsEndWhenDecided) {
+  std::string dir = makeTempDir();
+  ProgramBundle b = scriptBundle(dir);
+  b.timeRegex = "^gpu_ms=(\\S+)";
+  writeScript(dir + "/original.sh", "echo checksum=1; echo gpu_ms=50");
+  writeScript(dir + "/check.sh", "echo checksum=1; echo gpu_ms=25");
+  b.variants.push_back({"check", "check.sh", false});
+  ProgramEvalOptions opts;
+  opts.jobs = 2;
+  opts.maxRounds = 30;
+  opts.minCheckRounds = 8;
+  size_t asked = 0;
+  opts.checkDecided = [&](const std::vector<double> &a, const std::vector<double> &c) {
+    ++asked;
+    EXPECT_EQ(a.size(), c.size());
+    return c.size() >= 10;
+  };
+  Expected<EvalResults> r = evaluateProgramBundle(b, opts);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->find("check")->samplesMs.size(), 10u);
+  EXPECT_EQ(asked, 3u); // after rounds 8, 9 and 10
+  opts.checkDecided = nullptr;
+  r = evaluateProgramBundle(b, opts);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->find("check")->samplesMs.size(), 30u);
+  runProcess({"rm", "-rf", dir}, 30);
+}

@@ -8,6 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 #include <fstream>
 #include <sstream>
 
@@ -190,8 +194,29 @@ public:
     return out;
   }
   std::string gpuName() const override { return "NVIDIA H200"; }
+  void prepare(const std::vector<Candidate> &cs) override {
+    for (const Candidate &c : cs)
+      prepared.push_back(c.id);
+    preparedNow = true;
+  }
   Judge judge;
   bool failing;
+  std::vector<std::string> prepared;
+  std::atomic<bool> preparedNow{false};
+};
+
+/// A replay that waits (up to 10 s) for another evaluator's prepare().
+class WaitsForPrepare : public Scripted {
+public:
+  explicit WaitsForPrepare(const Scripted &other) : Scripted(Judge::ReplayReference), other(other) {}
+  llvm::Expected<std::vector<Measurement>> evaluate(const std::vector<Candidate> &cs) override {
+    for (int i = 0; i < 1000 && !other.preparedNow; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    sawPrepare = other.preparedNow;
+    return Scripted::evaluate(cs);
+  }
+  const Scripted &other;
+  bool sawPrepare = false;
 };
 
 Candidate cand(const std::string &id, size_t kernel, const std::string &text) {
@@ -227,6 +252,29 @@ TEST(JudgingEvaluator, ChoosesTheJudgePerPlan) {
   EXPECT_EQ(replay.seen, (std::vector<std::string>{"v1", "v3"}));
   EXPECT_EQ(program.seen, (std::vector<std::string>{"v2", "v4", "combined"}));
   EXPECT_TRUE(notes.empty());
+}
+
+// The whole programs of a round build while the replay has the GPU
+// (issue 15 item 5): prepare() runs during the replay's evaluate().
+TEST(JudgingEvaluator, WholeProgramsBuildDuringTheReplay) {
+  Scripted program(Judge::Program);
+  WaitsForPrepare replay(program);
+  JudgingEvaluator j(
+      replay, [](const Candidate &c) { return whyNotReplayable(c.variant.plan, 1); }, program,
+      nullptr);
+  llvm::Expected<std::vector<Measurement>> r =
+      j.evaluate({cand("v1", 0, "@k: warp-reduce"), cand("v2", 0, "@k: fuse")});
+  ASSERT_TRUE(bool(r));
+  EXPECT_TRUE(replay.sawPrepare);
+  EXPECT_EQ(program.prepared, (std::vector<std::string>{"v2"}));
+  EXPECT_EQ(program.seen, (std::vector<std::string>{"v2"}));
+  // Nothing to replay: nothing to overlap, evaluate() builds.
+  Scripted alone(Judge::Program);
+  JudgingEvaluator k(
+      replay, [](const Candidate &c) { return whyNotReplayable(c.variant.plan, 1); }, alone,
+      nullptr);
+  ASSERT_TRUE(bool(k.evaluate({cand("v3", 0, "@k: fuse")})));
+  EXPECT_TRUE(alone.prepared.empty());
 }
 
 TEST(JudgingEvaluator, ReplayFailureFallsBackToProgram) {
