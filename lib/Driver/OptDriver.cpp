@@ -9,6 +9,7 @@
 #include "cudal1/Rewrite/PlanDriver.h"
 #include "cudal1/Rewrite/Reference.h"
 #include "cudal1/Support/AtomicFile.h"
+#include "cudal1/Tune/Reproduce.h"
 #include "cudal1/Tune/Session.h"
 #include "cudal1/TuneDB/TuneDB.h"
 
@@ -60,13 +61,13 @@ std::string misuse(const OptRequest &r) {
     return "no input file (see --help)";
   int modes = bool(r.analyze) + bool(r.listTransforms) + bool(r.plan) + r.instrument + r.tune +
               bool(r.emitBundle) + bool(r.importResults) + r.apply + bool(r.planFile) +
-              bool(r.reference);
+              bool(r.reference) + bool(r.checkPlan);
   if (modes == 0)
     return "nothing to do: give --analyze, --list-transforms, --plan, --instrument, --tune, "
-           "--emit-bundle, --import-results or --apply (see --help)";
+           "--emit-bundle, --import-results, --check-plan or --apply (see --help)";
   if (modes > 1)
     return "--analyze, --list-transforms, --plan, --instrument, --tune, --emit-bundle, "
-           "--import-results and --apply are exclusive";
+           "--import-results, --check-plan and --apply are exclusive";
   return "";
 }
 
@@ -229,6 +230,25 @@ int runTuning(const OptRequest &r, const RewriteInput &in) {
               st.message);
 }
 
+/// --check-plan: exit 0 when the check ran, whatever its verdict.
+int runCheck(const OptRequest &r, const RewriteInput &in, const Plan &plan, std::string &out) {
+  ProgramSetup setup = programSetup(in, r.buildCmd, r.runCmd, "sm_90");
+  setup.timeRegex = r.timeRegex;
+  setup.ignoreRegex = r.ignoreRegex;
+  setup.rel = r.relTol;
+  for (const auto &[re, flag] : {std::pair(&setup.timeRegex, "--time-regex"),
+                                 std::pair(&setup.ignoreRegex, "--ignore-regex")})
+    if (!re->empty())
+      if (Status s = checkProgramRegex(*re, flag); !s.ok())
+        return fail(OptUsageError, s.message());
+  raw_string_ostream os(out);
+  llvm::Expected<ReproCheck> c =
+      runCheckPlan(in, plan, setup, os, [](const std::string &m) { note(m); });
+  if (!c)
+    return fail(OptInputError, "--check-plan: " + toString(c.takeError()));
+  return OptOk;
+}
+
 /// --reference: exit 4 when the kernel cannot be promoted, 1 when it is not there.
 int runReference(const std::string &kernel, const RewriteInput &in, std::string &out) {
   llvm::Expected<ReferenceKernel> ref = deriveReference(in, kernel);
@@ -288,6 +308,7 @@ const char *const kOptOverview =
     "  cudal1-opt FILE.cu --tune [--budget N] [--strategy S] [--db PATH] -o OUT.cu\n"
     "  cudal1-opt FILE.cu --emit-bundle DIR [--budget N]   (then cudal1-eval DIR)\n"
     "  cudal1-opt FILE.cu --import-results DIR [--db PATH] -o OUT.cu\n"
+    "  cudal1-opt FILE.cu --check-plan 'PLAN' [--time-regex RE] [--build-cmd C] [--run-cmd C]\n"
     "  cudal1-opt FILE.cu --apply [--db PATH] [--gpu-arch sm_NN] -o OUT.cu\n"
     "  cudal1-opt FILE.cu --analyze -p BUILD-DIR\n"
     "  cudal1-opt --db-stats [--db PATH]\n";
@@ -307,10 +328,11 @@ int runOpt(const OptRequest &r) {
     return fail(OptUsageError, (r.analyze ? "--analyze=" : "--list-transforms=") + format +
                                    ": expected 'json' or 'text'");
   std::optional<Plan> plan;
-  if (r.plan) {
-    llvm::Expected<Plan> p = parsePlan(*r.plan);
+  if (r.plan || r.checkPlan) {
+    const std::string &text = r.plan ? *r.plan : *r.checkPlan;
+    llvm::Expected<Plan> p = parsePlan(text);
     if (!p) {
-      errs() << toString(p.takeError()) << "\n  " << *r.plan << "\n";
+      errs() << toString(p.takeError()) << "\n  " << text << "\n";
       return OptUsageError;
     }
     plan = std::move(*p);
@@ -338,7 +360,9 @@ int runOpt(const OptRequest &r) {
     RewriteInput in{r.input, (*buf)->getBuffer().str(), args};
     if (tuning(r))
       return runTuning(r, in);
-    if (r.reference)
+    if (r.checkPlan)
+      code = runCheck(r, in, *plan, out);
+    else if (r.reference)
       code = runReference(*r.reference, in, out);
     else if (r.apply)
       code = runApply(r, in, out);

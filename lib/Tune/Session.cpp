@@ -272,15 +272,7 @@ std::string formatSessionSummary(const TuneResult &r) {
   if (r.check) {
     const ReproCheck &c = *r.check;
     std::string plan = printPlan(c.passed ? r.finalPlan : r.rejectedPlan);
-    if (c.timed())
-      os << llvm::formatv("reproducibility check: {0:F3}x [{1:F3}, {2:F3}], original drift "
-                          "{3:F1}%, checked interval [{4:F3}, {5:F3}]: {6}\n",
-                          c.measured.speedup, c.measured.lo, c.measured.hi, 100 * c.drift,
-                          c.checkedLo, c.checkedHi,
-                          c.passed ? "passed" : "failed, the original is kept");
-    else
-      os << "reproducibility check: " << outcomeName(c.measured.outcome) << " (" << c.detail
-         << "): failed, the original is kept\n";
+    os << formatCheckLine(c) << "\n";
     if (!c.passed)
       os << "rejected plan: '" << plan << "'\n";
   }

@@ -24,6 +24,9 @@ Opt<S> listTransforms("list-transforms", cl::ValueOptional, cl::value_desc("text
                                "their parameters (=text, the default, or =json)"));
 Opt<S> plan("plan", cl::desc("Apply a plan, e.g. '@k: unroll(loop=0, factor=4)'"),
             cl::value_desc("plan"), cl::cat(cat));
+Opt<S> checkPlan("check-plan", cl::value_desc("plan"), cl::cat(cat),
+                 cl::desc("Measure a plan against the original as a whole program, with the "
+                          "tuner's reproducibility check (needs a GPU); prints the verdict"));
 Opt<S> planFile("plan-file", cl::value_desc("file"), cl::cat(cat),
                 cl::desc("Apply each plan of a file (one per line) to the input, parsing it "
                          "once; line L is written to DIR/L.cu (-o DIR)"));
@@ -109,7 +112,7 @@ template <typename T> std::optional<T> given(const Opt<T> &o) {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
-  cudal1::JoinOptionValues plans(argc, argv, {"plan"}); // never a response file
+  cudal1::JoinOptionValues plans(argc, argv, {"plan", "check-plan"}); // never a response file
   int split = argc; // everything after `--` is the compile command of the input
   for (int i = 1; i < argc && split == argc; ++i)
     if (StringRef(argv[i]) == "--")
@@ -125,6 +128,7 @@ int main(int argc, char **argv) {
   r.analyze = given(analyze);
   r.listTransforms = given(listTransforms);
   r.plan = given(plan);
+  r.checkPlan = given(checkPlan);
   r.planFile = given(planFile);
   r.instrument = instrument;
   r.reference = given(reference);

@@ -33,6 +33,9 @@ struct OptRequest {
   std::optional<std::string> analyze;        ///< json|text|"" (json)
   std::optional<std::string> listTransforms; ///< text|json|"" (text)
   std::optional<std::string> plan;
+  /// --check-plan PLAN: the plan measured against the original as a whole
+  /// program with the reproducibility check (lib/Tune/Reproduce.h).
+  std::optional<std::string> checkPlan;
   std::optional<std::string> planFile;
   bool instrument = false;
   std::optional<std::string> reference; ///< the kernel
