@@ -282,22 +282,34 @@ int main(int argc, char **argv) {
   int status = 0;
 
   // Identical shapes are timed once (a loop of layers launches the same ones).
-  std::vector<std::string> seen;
+  std::vector<std::string> shapes;
+  std::vector<size_t> timed;
   for (size_t g = 0; g < lib->gemms.size(); ++g) {
     const BenchGemmCall &call = lib->gemms[g];
     char shape[160];
     snprintf(shape, sizeof shape, "%lld,%lld,%lld,%s,%c,%c", call.m, call.n, call.k,
              call.isDouble ? "f64" : "f32", call.transA ? 'T' : 'N', call.transB ? 'T' : 'N');
-    if (std::find(seen.begin(), seen.end(), shape) != seen.end()) continue;
-    seen.push_back(shape);
-
-    // 3. Correctness first (the timing runs rewrite in-place outputs): every
-    // kernel variant's C after the program's own run, against cuBLAS's.
+    shapes.push_back(shape);
+    if (std::find(shapes.begin(), shapes.end() - 1, shapes.back()) == shapes.end() - 1)
+      timed.push_back(g);
+  }
+  // 3. Correctness of every timed launch before any timing (timed launches
+  // rewrite their outputs, in-place ones from their own last result): each
+  // kernel variant's C after the program's own run, against cuBLAS's.
+  std::vector<std::vector<double>> errs;
+  for (size_t g : timed) {
+    const BenchGemmCall &call = lib->gemms[g];
     int cAlloc = allocIndex(*lib, call.c);
     size_t cOffset = cAlloc < 0 ? 0 : (const char *)call.c - (const char *)lib->allocs[cAlloc].p;
-    std::vector<double> err(kernels.size());
+    errs.emplace_back(kernels.size());
     for (size_t v = 0; v < kernels.size(); ++v)
-      err[v] = relError(*kernels[v], *lib, cAlloc, cOffset, call);
+      errs.back()[v] = relError(*kernels[v], *lib, cAlloc, cOffset, call);
+  }
+  for (size_t t = 0; t < timed.size(); ++t) {
+    size_t g = timed[t];
+    const BenchGemmCall &call = lib->gemms[g];
+    const char *shape = shapes[g].c_str();
+    const std::vector<double> &err = errs[t];
 
     // 4. Timing: item v < kernels.size() is that variant's launch, the last cuBLAS.
     size_t items = kernels.size() + 1;
