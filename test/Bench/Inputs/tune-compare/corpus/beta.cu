@@ -1,0 +1,3 @@
+// MOVE-WHEN-TUNED
+__global__ void k() {}
+int main() {}

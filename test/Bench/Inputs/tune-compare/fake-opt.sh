@@ -1,0 +1,20 @@
+#!/bin/sh
+# A stand-in cudal1-opt --tune: the "tuned" output of configuration
+# `--judge auto` runs twice as fast (FAST marker), `--judge program` is the
+# original; it prints the summary lines bench/tune/compare reads.
+src=$1; shift
+out=; judge=
+while [ $# -gt 0 ]; do
+  case $1 in -o) out=$2; shift;; --judge) judge=$2; shift;; --) break;; esac
+  shift
+done
+if [ "$judge" = auto ]; then
+  { echo "// FAST"; grep -q MOVE-WHEN-TUNED "$src" && echo "// MOVED"; cat "$src"; } > "$out"
+  echo "variants: ok=30 refused=2 wrong=2"
+  echo "result: 2.000x [1.900, 2.100] (whole program) with '@k: warp-reduce'"
+  echo "reproducibility check: 2.010x [1.990, 2.020], original drift 0.0%, checked interval [1.990, 2.020]: passed"
+else
+  cp "$src" "$out"
+  echo "variants: ok=12"
+  echo "result: no variant was faster; the original is kept"
+fi
