@@ -38,6 +38,20 @@ ProgramBundle scriptBundle(const std::string &dir) {
   return b;
 }
 
+/// A bundle of scripts that print the same checksum and a fixed GPU time:
+/// the original's and one per variant (id, milliseconds).
+ProgramBundle timedBundle(const std::string &dir, const std::string &originalMs,
+                          const std::vector<std::pair<std::string, std::string>> &variants) {
+  ProgramBundle b = scriptBundle(dir);
+  b.timeRegex = "^gpu_ms=(\\S+)";
+  writeScript(dir + "/original.sh", "echo checksum=1; echo gpu_ms=" + originalMs);
+  for (const auto &[id, ms] : variants) {
+    writeScript(dir + "/" + id + ".sh", "echo checksum=1; echo gpu_ms=" + ms);
+    b.variants.push_back({id, id + ".sh", false});
+  }
+  return b;
+}
+
 } // namespace
 
 TEST(ProgramOutput, NumbersAreDelimitedWords) {
@@ -343,15 +357,7 @@ TEST(ProgramEval, RaceTimesOnlyTheFastestVerified) {
 // the rounds each one ran. Without it every variant runs every round.
 TEST(ProgramEval, RoundsStopWhenDecided) {
   std::string dir = makeTempDir();
-  ProgramBundle b = scriptBundle(dir);
-  b.timeRegex = "^gpu_ms=(\\S+)";
-  writeScript(dir + "/original.sh", "echo checksum=1; echo gpu_ms=50");
-  const std::pair<const char *, const char *> variants[] = {
-      {"v10", "echo checksum=1; echo gpu_ms=10"}, {"v80", "echo checksum=1; echo gpu_ms=80"}};
-  for (const auto &[id, body] : variants) {
-    writeScript(dir + "/" + id + ".sh", body);
-    b.variants.push_back({id, std::string(id) + ".sh", false});
-  }
+  ProgramBundle b = timedBundle(dir, "50", {{"v10", "10"}, {"v80", "80"}});
   ProgramEvalOptions opts;
   opts.jobs = 2;
   opts.maxRounds = 30;
@@ -776,13 +782,7 @@ TEST(ProgramEval, BuildCacheBuildsEachSourceOnce) {
 // the rounds.
 TEST(ProgramEval, RacingDropsWhatCannotCountAsFaster) {
   std::string dir = makeTempDir();
-  ProgramBundle b = scriptBundle(dir);
-  b.timeRegex = "^gpu_ms=(\\S+)";
-  writeScript(dir + "/original.sh", "echo checksum=1; echo gpu_ms=50");
-  writeScript(dir + "/v10.sh", "echo checksum=1; echo gpu_ms=10");
-  writeScript(dir + "/almost.sh", "echo checksum=1; echo gpu_ms=49.8"); // 1.004x
-  b.variants.push_back({"v10", "v10.sh", false});
-  b.variants.push_back({"almost", "almost.sh", false});
+  ProgramBundle b = timedBundle(dir, "50", {{"v10", "10"}, {"almost", "49.8"}}); // 1.004x
   ProgramEvalOptions opts;
   opts.jobs = 2;
   opts.maxRounds = 30;
@@ -804,11 +804,7 @@ TEST(ProgramEval, RacingDropsWhatCannotCountAsFaster) {
 // minCheckRounds; without it they run to maxRounds.
 TEST(ProgramEval, CheckRoundsEndWhenDecided) {
   std::string dir = makeTempDir();
-  ProgramBundle b = scriptBundle(dir);
-  b.timeRegex = "^gpu_ms=(\\S+)";
-  writeScript(dir + "/original.sh", "echo checksum=1; echo gpu_ms=50");
-  writeScript(dir + "/check.sh", "echo checksum=1; echo gpu_ms=25");
-  b.variants.push_back({"check", "check.sh", false});
+  ProgramBundle b = timedBundle(dir, "50", {{"check", "25"}});
   ProgramEvalOptions opts;
   opts.jobs = 2;
   opts.maxRounds = 30;
