@@ -410,6 +410,7 @@ struct BuiltProgram {
   bool cached = false;
   std::string exe;
   std::string hash; ///< measuredHash of the source built
+  std::string key;  ///< programBuildKey
   std::string error;
   double seconds = 0;
 };
@@ -425,7 +426,7 @@ BuiltProgram buildProgram(const ProgramBundle &b, const ProgramVariant &v, const
     out.error = src.error().message();
     return out;
   }
-  std::string key = programBuildKey(b.build, v.links, source);
+  std::string key = out.key = programBuildKey(b.build, v.links, source);
   if (cache)
     if (std::string exe = cache->find(key); !exe.empty()) {
       out.ok = out.cached = true;
@@ -522,6 +523,7 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
   ProcessResult referenceBuild;
   std::string referenceExe = work + "/reference.exe";
   size_t jobs = all.size() + (buildReference ? 1 : 0);
+  std::string originalKey; ///< what the original was built from
   auto buildOne = [&] {
     for (size_t i; (i = next++) < jobs;) {
       if (i == all.size()) {
@@ -537,6 +539,8 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
       v.id = all[i].id;
       v.compiler = "program";
       BuiltProgram p = buildProgram(b, all[i], work, opts.buildCache.get());
+      if (i == 0)
+        originalKey = p.key;
       // Bind the result to the bytes built here (and the manifest's plan).
       v.hash = p.hash;
       exes[i] = p.exe;
@@ -604,19 +608,33 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
   };
   auto timeOf = [&](const Run &r) { return b.timeRegex.empty() ? r.wallMs : r.out.timeMs; };
 
-  // 2. The original twice: its output, and how much its numbers move.
-  progress("verify original");
-  Run o1 = runOnce(0);
-  if (!o1.ok) {
-    cleanup();
-    return makeError("the original fails: ", o1.detail);
-  }
-  Run o2 = runOnce(0);
-  if (!o2.ok) {
-    cleanup();
-    return makeError("the original fails on its second run: ", o2.detail);
-  }
-  {
+  // 2. The original twice: its output, and how much its numbers move. An
+  // earlier evaluation of the session ran the same build of it already:
+  // its runs are taken from there (they only grow in number).
+  std::shared_ptr<ProgramOriginalRuns> earlier = opts.originalRuns;
+  bool reuse = earlier && !earlier->key.empty() && earlier->key == originalKey &&
+               !earlier->later.empty();
+  Run o1, o2;
+  if (reuse) {
+    o1.ok = o2.ok = true;
+    o1.out.lines = earlier->first;
+    o1.raw = earlier->firstRaw;
+    o1.out.timeMs = o1.wallMs = earlier->firstMs;
+    o2.out.lines = earlier->later.front();
+    o2.out.timeMs = o2.wallMs = earlier->firstMs;
+    originalExit = earlier->exitCode;
+  } else {
+    progress("verify original");
+    o1 = runOnce(0);
+    if (!o1.ok) {
+      cleanup();
+      return makeError("the original fails: ", o1.detail);
+    }
+    o2 = runOnce(0);
+    if (!o2.ok) {
+      cleanup();
+      return makeError("the original fails on its second run: ", o2.detail);
+    }
     std::vector<std::string> mm;
     if (!compareProgramOutputs(o1.out.lines, o1.out.lines, o2.out.lines, 0.5, 0, mm, 3)) {
       cleanup();
@@ -684,7 +702,8 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
   // The original's runs after the first: how much its numbers move. Its
   // runs in the timing rounds join them, so that a number that moves from
   // run to run (float atomics) is judged by more than two samples.
-  std::vector<std::vector<std::string>> originalRuns = {o2.out.lines};
+  std::vector<std::vector<std::string>> originalRuns =
+      reuse ? earlier->later : std::vector<std::vector<std::string>>{o2.out.lines};
   auto check = [&](size_t i, const Run &r, std::vector<std::string> &mm) {
     double scale = all[i].fastMath ? b.fastMathScale : 1.0;
     if (judgedByReference) {
@@ -711,7 +730,8 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
   constexpr int kExtraRuns = 3;
   bool refined = false;
   auto refineSpread = [&]() -> bool {
-    if (refined || o1.out.lines == o2.out.lines)
+    if (refined || std::all_of(originalRuns.begin(), originalRuns.end(),
+                               [&](const auto &r) { return r == o1.out.lines; }))
       return false;
     refined = true;
     progress("original: " + std::to_string(kExtraRuns) + " more runs (its output moves)");
@@ -957,6 +977,18 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
     res.results[0].details.push_back("times are the program's own report (" + b.timeRegex + ")");
   else
     res.results[0].details.push_back("times are whole-process wall times (no time regex)");
+  // What this evaluation learned of the original, for the next one.
+  if (earlier && !originalKey.empty()) {
+    earlier->key = originalKey;
+    earlier->exitCode = originalExit;
+    earlier->first = o1.out.lines;
+    earlier->firstRaw = o1.raw;
+    earlier->firstMs = std::min(timeOf(o1), timeOf(o2));
+    constexpr size_t kKeptRuns = 64; // the spread needs many, not all
+    if (originalRuns.size() > kKeptRuns)
+      originalRuns.erase(originalRuns.begin(), originalRuns.end() - kKeptRuns);
+    earlier->later = std::move(originalRuns);
+  }
   res.wallSeconds = secondsSince(start);
   cleanup();
   return res;

@@ -187,6 +187,8 @@ ProgramEvaluator::ProgramEvaluator(ProgramSetup s, ProgramEvalOptions o, std::ve
     options.referenceCache = std::make_shared<ProgramReferenceRun>();
   if (!options.buildCache)
     options.buildCache = std::make_shared<ProgramBuildCache>();
+  if (!options.originalRuns)
+    options.originalRuns = std::make_shared<ProgramOriginalRuns>();
 }
 
 void ProgramEvaluator::prepare(const std::vector<Candidate> &cands) {

@@ -60,6 +60,20 @@ private:
   unsigned hitCount = 0, buildCount = 0;
 };
 
+/// The original's runs kept between evaluations of a session
+/// (ProgramEvalOptions::originalRuns): its first run's output and how much
+/// its numbers moved in every run since, for the build `key` they are of.
+/// An evaluation that builds the same original takes them instead of two
+/// more runs, and leaves its own runs (the rounds') here for the next.
+struct ProgramOriginalRuns {
+  std::string key; ///< programBuildKey of the original; "" before any run
+  int exitCode = 0;
+  std::vector<std::string> first;              ///< compared lines of its first run
+  std::string firstRaw;                        ///< that run's stdout (the floor line)
+  double firstMs = 0;                          ///< the faster of its first two runs
+  std::vector<std::vector<std::string>> later; ///< compared lines of later runs
+};
+
 /// The key of one build: the command words (with their {src}/{exe}
 /// placeholders), the libraries, and the source.
 std::string programBuildKey(const std::vector<std::string> &buildCommand,
@@ -107,6 +121,9 @@ struct ProgramEvalOptions {
   /// Executables kept between evaluations; null: each evaluation builds
   /// everything it runs.
   std::shared_ptr<ProgramBuildCache> buildCache;
+  /// The original's runs kept between evaluations; null: each evaluation
+  /// runs the original twice before the variants.
+  std::shared_ptr<ProgramOriginalRuns> originalRuns;
   /// A reproducibility check's rounds end early once this says the
   /// samples so far (the original's and the one variant's, paired by
   /// round) decide it; null: they run to maxRounds.

@@ -72,6 +72,8 @@ public:
   /// The executables built so far (options.buildCache, made here when
   /// null): give it to a later evaluator of the session (the check).
   std::shared_ptr<ProgramBuildCache> builds() const { return options.buildCache; }
+  /// The original's runs so far (options.originalRuns, made here when null).
+  std::shared_ptr<ProgramOriginalRuns> originalRuns() const { return options.originalRuns; }
   /// Builds the candidates' programs into the cache, on half the cores (a
   /// replay may be timing beside it), running nothing.
   void prepare(const std::vector<Candidate> &candidates) override;

@@ -825,3 +825,40 @@ TEST(ProgramEval, CheckRoundsEndWhenDecided) {
   EXPECT_EQ(r->find("check")->samplesMs.size(), 30u);
   runProcess({"rm", "-rf", dir}, 30);
 }
+
+// The original's runs kept between evaluations (ProgramOriginalRuns): a
+// second evaluation of the same original runs it only in its timing rounds,
+// and judges by every run of it so far; another original is run afresh.
+TEST(ProgramEval, OriginalRunsCarryOverBetweenEvaluations) {
+  std::string dir = makeTempDir();
+  ProgramBundle b = timedBundle(dir, "50", {{"v25", "25"}});
+  writeScript(dir + "/original.sh", runCounter(dir + "/original.n") + "echo checksum=1; echo gpu_ms=50");
+  auto runs = [&] {
+    std::ifstream in(dir + "/original.n");
+    int n = 0;
+    in >> n;
+    return n;
+  };
+  ProgramEvalOptions opts;
+  opts.jobs = 2;
+  opts.maxRounds = 3;
+  opts.buildCache = std::make_shared<ProgramBuildCache>();
+  opts.originalRuns = std::make_shared<ProgramOriginalRuns>();
+  Expected<EvalResults> r = evaluateProgramBundle(b, opts);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(runs(), 2 + 3); // its two verification runs, then the rounds
+  EXPECT_EQ(opts.originalRuns->later.size(), 1u + 3u);
+  r = evaluateProgramBundle(b, opts);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(runs(), 5 + 3) << "the second evaluation ran the original before the rounds";
+  EXPECT_EQ(r->find("v25")->outcome, Outcome::Ok);
+  EXPECT_NEAR(r->find("v25")->speedup, 2.0, 1e-9);
+  EXPECT_EQ(opts.originalRuns->later.size(), 4u + 3u);
+  // Another original (its source changed): two verification runs again.
+  writeScript(dir + "/original.sh",
+              runCounter(dir + "/original.n") + "echo checksum=1; echo gpu_ms=50; echo note: v2");
+  r = evaluateProgramBundle(b, opts);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(runs(), 8 + 2 + 3);
+  runProcess({"rm", "-rf", dir}, 30);
+}
