@@ -194,6 +194,9 @@ std::string cudal1::analysisJson(const ProgramModel &m) {
   json::Object root{{"schema", "cudal1-analysis"},
                     {"version", analysisSchemaVersion},
                     {"file", m.mainFile},
+                    // The host code's key (docs/TuneDB.md), so that an importer
+                    // can record host plans under the key --tune uses.
+                    {"host_key", m.hostKey},
                     {"kernels", std::move(kernels)},
                     {"launches", std::move(launches)},
                     {"host_functions", std::move(hosts)}};
