@@ -9,6 +9,8 @@
 #include "cudal1/Frontend/CompileFlags.h"
 #include "cudal1/Support/AtomicFile.h"
 #include "cudal1/Tune/Effect.h"
+#include "cudal1/Tune/PolicyStrategy.h"
+#include "cudal1/Tune/Space.h"
 #include "cudal1/Tune/Strategy.h"
 #include "cudal1/TuneDB/TuneDB.h"
 
@@ -21,6 +23,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -474,12 +477,28 @@ Expected<EffectSummary> attachEffects(Dataset &data, const EffectOptions &o) {
         continue;
       }
       bool usable = true;
-      for (MeasuredPlan &p : k->plans) {
+      // The measured plans, then the unmeasured ones (attachUnmeasured).
+      struct Slot {
+        const std::vector<PlanStep> &steps;
+        const std::string &text;
+        std::optional<EffectFeatures> &effect;
+        bool measured;
+      };
+      std::vector<Slot> slots;
+      for (MeasuredPlan &p : k->plans)
+        slots.push_back({p.steps, p.text, p.effect, true});
+      for (UnmeasuredPlan &p : k->unmeasured)
+        slots.push_back({p.steps, p.text, p.effect, false});
+      sum.unmeasuredPlans += unsigned(k->unmeasured.size());
+      auto counted = [&](const Slot &p) {
+        (p.measured ? sum.withEffect : sum.unmeasuredWithEffect) += bool(p.effect);
+      };
+      for (Slot &p : slots) {
         auto hit = known.find({unit, k->state.key, p.text});
         if (hit != known.end()) {
           p.effect = hit->second;
           ++sum.fromCache;
-          sum.withEffect += bool(p.effect);
+          counted(p);
           continue;
         }
         if (!usable)
@@ -514,7 +533,7 @@ Expected<EffectSummary> attachEffects(Dataset &data, const EffectOptions &o) {
         known[{unit, k->state.key, p.text}] = p.effect;
         added = true;
         ++sum.computed;
-        sum.withEffect += bool(p.effect);
+        counted(p);
       }
     }
     if (o.progress && sum.computed > before)
@@ -545,13 +564,86 @@ Expected<EffectSummary> attachEffects(Dataset &data, const EffectOptions &o) {
   return sum;
 }
 
+Expected<UnmeasuredSummary> attachUnmeasured(Dataset &data, const UnmeasuredOptions &o) {
+  UnmeasuredSummary sum;
+  auto t0 = std::chrono::steady_clock::now();
+  std::map<std::string, std::vector<KernelData *>> byProgram;
+  for (KernelData &k : data.kernels) {
+    k.unmeasured.clear();
+    if (k.split != Split::Test && o.perKernel > 0) // the test split is never trained on
+      byProgram[k.program].push_back(&k);
+  }
+  for (auto &[program, kernels] : byProgram) {
+    SmallString<256> path(o.sourceRoot);
+    sys::path::append(path, program);
+    ErrorOr<std::unique_ptr<MemoryBuffer>> buf = MemoryBuffer::getFile(path);
+    if (!buf) {
+      sum.kernelsWithoutSource += unsigned(kernels.size());
+      continue;
+    }
+    // The same input the effects are computed from (attachEffects).
+    RewriteInput in{std::string(path), (*buf)->getBuffer().str(),
+                    analysisArgs({"-x", "cuda", "--cuda-gpu-arch=sm_90"}, nullptr)};
+    Expected<TuneSpace> space = collectTuneSpace(in);
+    if (!space) {
+      consumeError(space.takeError()); // a source that no longer parses: nothing to add
+      sum.kernelsWithoutSource += unsigned(kernels.size());
+      continue;
+    }
+    unsigned before = sum.plans;
+    for (KernelData *k : kernels) {
+      const TuneKernel *tk = nullptr;
+      for (const TuneKernel &c : space->kernels)
+        if (c.key == k->state.key && c.host == k->state.host)
+          tk = &c;
+      if (!tk) { // measured on another version of the source
+        ++sum.kernelsChanged;
+        continue;
+      }
+      // The policy strategy's candidates: every legal single step and
+      // composed step (its prerequisites first), fast-math left out.
+      KernelState st;
+      st.steps = tk->steps;
+      st.composed = tk->composed;
+      std::set<std::string> measured;
+      for (const MeasuredPlan &p : k->plans)
+        measured.insert(planText(p.steps));
+      std::vector<std::tuple<uint64_t, std::string, std::vector<PlanStep>>> pool;
+      for (std::vector<PlanStep> &steps : policyCandidates(st, UINT_MAX, false)) {
+        for (PlanStep &step : steps)
+          step.column = 0; // as the measured plans' steps (loadDataset)
+        std::string text = planText(steps);
+        if (measured.count(text))
+          continue;
+        uint64_t h = xxh3_64bits(formatv("{0}#{1}#{2}", o.seed, k->state.key, text).str());
+        pool.emplace_back(h, std::move(text), std::move(steps));
+      }
+      sum.legal += unsigned(pool.size());
+      std::sort(pool.begin(), pool.end(), [](const auto &a, const auto &b) {
+        return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+      });
+      pool.resize(std::min<size_t>(pool.size(), o.perKernel));
+      std::sort(pool.begin(), pool.end(),
+                [](const auto &a, const auto &b) { return std::get<1>(a) < std::get<1>(b); });
+      for (auto &[h, text, steps] : pool)
+        k->unmeasured.push_back(UnmeasuredPlan{std::move(steps), std::move(text), std::nullopt});
+      sum.plans += unsigned(k->unmeasured.size());
+      sum.kernels += !k->unmeasured.empty();
+    }
+    if (o.progress)
+      o.progress(formatv("unmeasured: {0}: {1} plans", program, sum.plans - before).str());
+  }
+  sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return sum;
+}
+
 // ------------------------------------------------------------------ training
 
 namespace {
 
 /// What the network trains on for one kernel.
 policynet::TrainGroup groupOf(const EncodingSchema &schema, const KernelData &k,
-                              const TrainOptions &o) {
+                              const TrainOptions &o, bool training) {
   policynet::TrainGroup g;
   g.state = encodeState(schema, k.state);
   bool anyEffect = false;
@@ -597,6 +689,24 @@ policynet::TrainGroup groupOf(const EncodingSchema &schema, const KernelData &k,
   g.episodes = k.episodes;
   for (const MeasuredPlan &p : k.plans)
     g.heuristic.push_back(float(heuristicPlanScore(p.steps)));
+  // The legal plans nobody measured: targets of the heuristic's imitation
+  // where the kernel is trained on (never scored, never held out).
+  if (training && o.unmeasuredShare > 0) {
+    bool priorEffect = false;
+    for (const UnmeasuredPlan &p : k.unmeasured)
+      priorEffect |= bool(p.effect);
+    priorEffect &= schema.effectDim() > 0;
+    for (const UnmeasuredPlan &p : k.unmeasured) {
+      std::vector<float> e = encodePlan(schema, p.steps, p.effect ? &*p.effect : nullptr);
+      g.priorPlans.insert(g.priorPlans.end(), e.begin(), e.end());
+      if (priorEffect) {
+        std::vector<float> eb = encodePlan(schema, p.steps);
+        g.priorPlansBare.insert(g.priorPlansBare.end(), eb.begin(), eb.end());
+      }
+      g.priorHeuristic.push_back(float(heuristicPlanScore(p.steps)));
+      ++g.numPrior;
+    }
+  }
   return g;
 }
 
@@ -786,6 +896,13 @@ runStages(const Dataset &data, const TrainOptions &o, const std::vector<int> &ro
       plans.push_back(p.steps);
       effects.push_back(p.effect && !noEffect ? &*p.effect : nullptr);
     }
+    // The unmeasured plans are trained on: their transforms and effects
+    // are in the vocabulary and the statistics too.
+    if (o.unmeasuredShare > 0)
+      for (const UnmeasuredPlan &p : k.unmeasured) {
+        plans.push_back(p.steps);
+        effects.push_back(p.effect && !noEffect ? &*p.effect : nullptr);
+      }
   }
   if (states.empty())
     return createStringError(inconvertibleErrorCode(), "no kernel in the training split (" +
@@ -804,15 +921,19 @@ runStages(const Dataset &data, const TrainOptions &o, const std::vector<int> &ro
     if (role[i] < 0)
       continue;
     KernelData view = data.kernels[i];
-    if (noEffect)
+    if (noEffect) {
       for (MeasuredPlan &p : view.plans)
         p.effect.reset();
-    (role[i] == 0 ? train : heldOut).push_back(groupOf(schema, view, o));
+      for (UnmeasuredPlan &p : view.unmeasured)
+        p.effect.reset();
+    }
+    (role[i] == 0 ? train : heldOut).push_back(groupOf(schema, view, o, role[i] == 0));
   }
   policynet::TrainConfig tc;
   tc.epochs = spec.epochsA;
   tc.learningRate = spec.learningRate;
   tc.heuristicWeight = spec.heuristicWeight;
+  tc.priorShare = o.unmeasuredShare;
   tc.selectOnValidation = spec.select;
   tc.seed = o.seed;
   tc.evalEvery = o.evalEvery;
@@ -1181,9 +1302,15 @@ Expected<TrainSummary> trainPolicy(const Dataset &data, const TrainOptions &o) {
      << " validation / " << sum.testKernels << " test kernels";
   if (!(*policy)->info().ablations.empty())
     os << ", without " << (*policy)->info().ablations;
-  os << formatv("\n# stage a: learning rate {0}, heuristic imitation weight {1}{2}\n",
+  unsigned unmeasured = 0;
+  for (size_t i = 0; i < data.kernels.size(); ++i)
+    if (role[i] == 0 && o.unmeasuredShare > 0)
+      unmeasured += unsigned(data.kernels[i].unmeasured.size());
+  os << formatv("\n# stage a: learning rate {0}, heuristic imitation weight {1}{2}; {3} unmeasured "
+                "plans at share {4}\n",
                 num(chosen.learningRate), num(chosen.heuristicWeight),
-                anyValidation ? "" : "; validation programs trained on");
+                anyValidation ? "" : "; validation programs trained on", unmeasured,
+                num(o.unmeasuredShare));
   os << formatv("# stage c: budget {0}, turns of {1}, temperature {2:F3}, KL weight {3:F3}, "
                 "penalty {4:F3}, anchor {5:F3}\n",
                 o.budget, o.group, o.temperature, o.klWeight, o.penalty, o.rlAnchor);

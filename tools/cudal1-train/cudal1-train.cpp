@@ -112,6 +112,14 @@ cl::list<double> heuristicWeight("heuristic-weight", cl::CommaSeparated, cl::val
 cl::list<double> cvLearningRates("cv-lr", cl::CommaSeparated, cl::value_desc("x,..."), cl::cat(cat),
                                  cl::desc("With --folds: stage (a)'s learning rates to choose "
                                           "from (default: --lr alone)"));
+cl::opt<unsigned> unmeasured(
+    "unmeasured", cl::init(16), cl::cat(cat),
+    cl::desc("Stage (a): per training kernel, at most N legal plans of its program that nobody "
+             "measured (a seeded sample) become targets of the heuristic's imitation, below "
+             "every plan measured faster (default 16; 0: none)"));
+cl::opt<double> unmeasuredShare("unmeasured-share", cl::init(1.0), cl::cat(cat),
+                                cl::desc("Their term's weight as a share of --heuristic-weight "
+                                         "(default 1)"));
 cl::opt<bool> fixedEpochs("fixed-epochs", cl::cat(cat),
                           cl::desc("Train exactly the given epochs on the train and validation "
                                    "splits and select nothing (values a cross-validation chose); "
@@ -256,6 +264,26 @@ int main(int argc, char **argv) {
       return fail(model.takeError());
     evaluated = std::move(*model);
   }
+  bool training = evaluate.empty() && !listSplits;
+  if (!(unmeasuredShare >= 0) || !std::isfinite(unmeasuredShare))
+    return fail(createStringError(inconvertibleErrorCode(),
+                                  "--unmeasured-share must be finite and non-negative"));
+  if (training && unmeasured > 0 && unmeasuredShare > 0) {
+    // The legal plans nobody measured, before the effects (computed for
+    // them too).
+    cudal1::UnmeasuredOptions uo;
+    uo.sourceRoot = !sources.empty() ? std::string(sources) : cudal1::projectRootOf(dbs[0]);
+    uo.perKernel = unmeasured;
+    uo.seed = seed;
+    Expected<cudal1::UnmeasuredSummary> us = cudal1::attachUnmeasured(*data, uo);
+    if (!us)
+      return fail(us.takeError());
+    outs() << formatv("unmeasured: {0} of {1} legal unmeasured plans kept for {2} kernels "
+                      "(at most {3} each) in {4:F1} s; {5} kernels without a source, {6} whose "
+                      "source changed\n",
+                      us->plans, us->legal, us->kernels, unsigned(unmeasured), us->seconds,
+                      us->kernelsWithoutSource, us->kernelsChanged);
+  }
   bool needEffects = evaluated ? evaluated->schema().effectDim() > 0 : !ablations.count("effect");
   if (!listSplits && needEffects) {
     // The plans' effects, from the programs' sources where they are at hand.
@@ -269,6 +297,9 @@ int main(int argc, char **argv) {
                       "{5} kernels without a source, {6} whose source changed\n",
                       es->withEffect, es->plans, es->fromCache, es->computed, es->seconds,
                       es->kernelsWithoutSource, es->kernelsChanged);
+    if (es->unmeasuredPlans)
+      outs() << formatv("effects of unmeasured plans: {0} of {1}\n", es->unmeasuredWithEffect,
+                        es->unmeasuredPlans);
   }
   if (listSplits) {
     for (const cudal1::KernelData &k : data->kernels)
@@ -318,6 +349,7 @@ int main(int argc, char **argv) {
   to.rlAnchor = rlAnchor;
   to.effectDropout = effectDropout;
   to.ablate = ablations;
+  to.unmeasuredShare = unmeasured > 0 ? double(unmeasuredShare) : 0.0;
   to.checkpointEvery = checkpointEvery;
   to.evalEvery = evalEvery;
   to.initModel = initModel;

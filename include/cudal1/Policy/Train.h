@@ -41,6 +41,14 @@ struct MeasuredPlan {
   std::optional<EffectFeatures> effect;
 };
 
+/// A legal plan of a kernel's program that no database measured
+/// (attachUnmeasured): a target of the heuristic's imitation alone.
+struct UnmeasuredPlan {
+  std::vector<PlanStep> steps;
+  std::string text;
+  std::optional<EffectFeatures> effect; ///< attachEffects, as for measured plans
+};
+
 enum class Split { Train, Validation, Test };
 const char *splitName(Split s);
 
@@ -54,6 +62,8 @@ struct KernelData {
   /// order they were recorded (indices into `plans`): the episodes other
   /// strategies played (stage (c) replays them).
   std::vector<std::vector<unsigned>> episodes;
+  /// Legal plans nobody measured (outside the test split only).
+  std::vector<UnmeasuredPlan> unmeasured;
 };
 
 struct Dataset {
@@ -116,6 +126,9 @@ struct EffectOptions {
 
 struct EffectSummary {
   unsigned plans = 0, withEffect = 0, fromCache = 0, computed = 0;
+  /// The unmeasured plans (KernelData::unmeasured), beside the measured
+  /// ones above; fromCache and computed count both.
+  unsigned unmeasuredPlans = 0, unmeasuredWithEffect = 0;
   unsigned kernelsWithoutSource = 0; ///< their program is not a readable file
   unsigned kernelsChanged = 0;       ///< the source's kernel key differs: another version
   double seconds = 0;
@@ -126,6 +139,35 @@ struct EffectSummary {
 /// source), analysed and featurized as the policy strategy does when it
 /// proposes (EffectCache). A plan that no longer derives has none.
 llvm::Expected<EffectSummary> attachEffects(Dataset &data, const EffectOptions &options);
+
+/// Where the legal plans nobody measured come from (attachUnmeasured).
+struct UnmeasuredOptions {
+  /// Programs are paths relative to this directory (as EffectOptions).
+  std::string sourceRoot = ".";
+  /// At most this many per kernel, a seeded sample of the unmeasured legal
+  /// plans (0: none).
+  unsigned perKernel = 16;
+  uint64_t seed = 1;
+  std::function<void(const std::string &)> progress;
+};
+
+struct UnmeasuredSummary {
+  unsigned kernels = 0;     ///< kernels given unmeasured plans
+  unsigned legal = 0;       ///< legal plans of those kernels nobody measured
+  unsigned plans = 0;       ///< of them, kept (the cap)
+  unsigned kernelsWithoutSource = 0, kernelsChanged = 0;
+  double seconds = 0;
+};
+
+/// Gives each kernel outside the test split the legal plans of its program
+/// that were never measured, derived as the tuner derives its candidates
+/// (collectTuneSpace on the program's source, then the policy strategy's
+/// singles and composed steps: policyCandidates, fast-math left out), at
+/// most `perKernel` of them, chosen by a hash of the seed, the kernel's key
+/// and the plan (deterministic, independent of the data's order). Only
+/// where the source's kernel still has the measured key. Call before
+/// attachEffects, which then computes their effects too.
+llvm::Expected<UnmeasuredSummary> attachUnmeasured(Dataset &data, const UnmeasuredOptions &options);
 
 struct TrainOptions {
   std::string outDir;
@@ -157,6 +199,10 @@ struct TrainOptions {
   /// Stage (a)'s imitation of the heuristic's order (a pairwise prior on
   /// plan pairs not both timed; policynet::TrainConfig::heuristicWeight).
   double heuristicWeight = 0;
+  /// The unmeasured plans' part of that imitation (KernelData::unmeasured:
+  /// ranked as the heuristic ranks them, below every plan measured faster
+  /// than the original) at this share of heuristicWeight; 0: unused.
+  double unmeasuredShare = 1;
   /// Model selection by grouped k-fold cross-validation over the programs
   /// outside the test split (train and validation splits pooled; 0 or 1:
   /// none, the validation split chooses the epochs kept): per stage the

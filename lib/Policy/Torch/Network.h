@@ -64,6 +64,14 @@ struct TrainGroup {
   /// heuristic's rank, compositions after singles), for the imitation of
   /// its order; empty: none.
   std::vector<float> heuristic;
+  /// Legal plans of the kernel that nobody measured (cudal1-train
+  /// --unmeasured): rows as `plans` (with their effects where known; the
+  /// bare rows without, empty when none has one) and the heuristic's
+  /// preference for each. They are targets of the heuristic's imitation
+  /// alone: never context, never in the other losses, ranked below every
+  /// plan measured faster than the original.
+  std::vector<float> priorPlans, priorPlansBare, priorHeuristic;
+  unsigned numPrior = 0;
 };
 
 struct TrainConfig {
@@ -77,6 +85,9 @@ struct TrainConfig {
   /// are left to the ranking loss). 0: none. Never part of the loss that
   /// curve points report (configurations stay comparable).
   double heuristicWeight = 0;
+  /// The unmeasured plans' term (TrainGroup::priorPlans) at this share of
+  /// heuristicWeight; 0: they are not used.
+  double priorShare = 1;
   double contextFraction = 0.5; ///< at most this share of a group is context
   unsigned evalEvery = 10;      ///< curve points every N epochs
   /// Keep the parameters of the curve point with the lowest validation

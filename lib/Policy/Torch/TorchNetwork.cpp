@@ -266,6 +266,7 @@ private:
   /// effect (effect dropout).
   struct Dropout {
     std::vector<uint8_t> context, targets; ///< 1: without the effect
+    std::vector<uint8_t> prior;            ///< the unmeasured plans' rows
   };
   Dropout dropout(const TrainGroup &g, const TrainConfig &tc, std::mt19937_64 &rng, unsigned nc,
                   unsigned nt) {
@@ -279,7 +280,19 @@ private:
       x = coin();
     for (auto &x : d.targets)
       x = coin();
+    // Drawn only where the unmeasured plans are used, so that a run
+    // without them draws what it drew before.
+    if (usesPrior(g, tc) && !g.priorPlansBare.empty()) {
+      d.prior.assign(g.numPrior, 0);
+      for (auto &x : d.prior)
+        x = coin();
+    }
     return d;
+  }
+
+  static bool usesPrior(const TrainGroup &g, const TrainConfig &tc) {
+    return tc.heuristicWeight > 0 && tc.priorShare > 0 && g.numPrior > 0 &&
+           g.priorHeuristic.size() == g.numPrior && g.heuristic.size() == g.numPlans;
   }
 
   static torch::Tensor select(const std::vector<float> &data, const std::vector<float> &bare,
@@ -317,8 +330,84 @@ private:
     LossParts l;
     if (targets.empty())
       return l;
-    torch::Tensor out = forwardGroup(g, context, targets, drop);
-    return lossOf(out, g, targets, tc);
+    torch::Tensor prior;
+    torch::Tensor out = forwardWithPrior(g, context, targets, tc, drop, prior);
+    l = lossOf(out, g, targets, tc);
+    if (prior.defined())
+      l.total = l.total + priorLoss(out, prior, g, targets, tc);
+    return l;
+  }
+
+  /// The targets' scores; with the unmeasured plans in use, theirs too
+  /// (`prior`), from the same forward pass (a candidate's score depends on
+  /// the state and the context only, not on the other candidates).
+  torch::Tensor forwardWithPrior(const TrainGroup &g, const std::vector<unsigned> &context,
+                                 const std::vector<unsigned> &targets, const TrainConfig &tc,
+                                 const Dropout *drop, torch::Tensor &prior) {
+    if (!usesPrior(g, tc))
+      return forwardGroup(g, context, targets, drop);
+    std::vector<unsigned> all(g.numPrior);
+    std::iota(all.begin(), all.end(), 0u);
+    torch::Tensor planRows =
+        torch::cat({select(g.plans, g.plansBare, config.planDim, targets,
+                           drop ? &drop->targets : nullptr),
+                    select(g.priorPlans, g.priorPlansBare, config.planDim, all,
+                           drop && !drop->prior.empty() ? &drop->prior : nullptr)},
+                   0);
+    torch::Tensor out = net->forward(stateOf(g),
+                                     select(g.asExemplar, g.asExemplarBare, config.exemplarDim,
+                                            context, drop ? &drop->context : nullptr),
+                                     planRows);
+    int64_t nt = int64_t(targets.size());
+    prior = out.narrow(0, nt, int64_t(g.numPrior));
+    return out.narrow(0, 0, nt);
+  }
+
+  /// The heuristic's order on the unmeasured plans: among them, and
+  /// against the measured targets that are not timed or not faster than
+  /// the original; every target timed faster than the original (beyond its
+  /// noise) ranks above every unmeasured plan. Pairs of measured plans are
+  /// not here: a measurement is never overridden.
+  torch::Tensor priorLoss(const torch::Tensor &out, const torch::Tensor &prior,
+                          const TrainGroup &g, const std::vector<unsigned> &targets,
+                          const TrainConfig &tc) {
+    torch::Tensor mp = prior.select(1, 0), mt = out.select(1, 0);
+    torch::Tensor m = torch::cat({mt, mp}, 0); // targets, then the unmeasured plans
+    int64_t nt = int64_t(targets.size());
+    // Two means: the heuristic's pairs, and those of a measured-faster
+    // plan over an unmeasured one (few beside the former, and a
+    // measurement: not diluted by them).
+    std::vector<int64_t> hi, lo, fhi, flo;
+    for (unsigned a = 0; a < g.numPrior; ++a)
+      for (unsigned b = 0; b < g.numPrior; ++b)
+        if (g.priorHeuristic[a] > g.priorHeuristic[b]) {
+          hi.push_back(nt + a);
+          lo.push_back(nt + b);
+        }
+    for (size_t r = 0; r < targets.size(); ++r) {
+      unsigned i = targets[r];
+      bool faster = g.timed[i] && g.logSpeedup[i] > std::max(g.noise[i], 1e-3f);
+      for (unsigned a = 0; a < g.numPrior; ++a) {
+        if (faster) {
+          fhi.push_back(int64_t(r));
+          flo.push_back(nt + a);
+        } else if (g.heuristic[i] > g.priorHeuristic[a]) {
+          hi.push_back(int64_t(r));
+          lo.push_back(nt + a);
+        } else if (g.priorHeuristic[a] > g.heuristic[i]) {
+          hi.push_back(nt + a);
+          lo.push_back(int64_t(r));
+        }
+      }
+    }
+    torch::Tensor total = torch::zeros({});
+    for (auto [h, l] : {std::pair{&hi, &lo}, std::pair{&fhi, &flo}})
+      if (!h->empty()) {
+        torch::Tensor d = m.index_select(0, torch::tensor(*h, torch::kInt64)) -
+                          m.index_select(0, torch::tensor(*l, torch::kInt64));
+        total = total + torch::softplus(-d).mean();
+      }
+    return tc.heuristicWeight * tc.priorShare * total;
   }
 
   LossParts lossOf(const torch::Tensor &out, const TrainGroup &g,
@@ -428,8 +517,11 @@ private:
     LossParts l;
     if (targets.empty())
       return l;
-    torch::Tensor out = forwardGroup(g, context, targets, drop);
+    torch::Tensor prior;
+    torch::Tensor out = forwardWithPrior(g, context, targets, tc, drop, prior);
     LossParts a = lossOf(out, g, targets, tc);
+    if (prior.defined())
+      a.total = a.total + priorLoss(out, prior, g, targets, tc);
     std::vector<int64_t> known;
     std::vector<float> label, weight;
     for (size_t r = 0; r < targets.size(); ++r) {

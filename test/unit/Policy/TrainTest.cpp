@@ -7,7 +7,9 @@
 
 #include "Torch/Network.h" // lib/Policy: the network behind Policy (tests only)
 
+#include "cudal1/Frontend/CompileFlags.h"
 #include "cudal1/Tune/Effect.h"
+#include "cudal1/Tune/Space.h"
 #include "cudal1/TuneDB/TuneDB.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -15,10 +17,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 using namespace cudal1;
@@ -812,4 +816,254 @@ TEST(Train, MeasuredPairsOverrideTheHeuristicImitation) {
   double with = trainedAgreement(d.path, true, 1);
   EXPECT_LE(with, 0.05);
   EXPECT_GE(with, 0) << "trained";
+}
+
+namespace {
+
+/// The legal plans nobody measured, in the heuristic's order (strict ranks).
+const std::vector<std::string> &unmeasuredOrderPlans() {
+  static const std::vector<std::string> plans = {
+      "warp-reduce",         "coalesce", "vectorize(width=16)",
+      "vectorize(width=8)", "restrict", "unroll(loop=0, factor=4)"};
+  return plans;
+}
+
+std::vector<PlanStep> stepsOf(const std::string &kernel, const std::string &step) {
+  auto p = parsePlan("@" + kernel + ": " + step);
+  EXPECT_TRUE(bool(p)) << llvm::toString(p.takeError());
+  if (!p)
+    return {};
+  return p->steps;
+}
+
+/// `n` kernels, each its own program: measured, launch-config (which the
+/// heuristic ranks below every plan above) timed 1.5x faster and
+/// launch-bounds timed slower; the plans above are the unmeasured ones of
+/// the training kernels (the test split gets none, as attachUnmeasured).
+Dataset unmeasuredDataset(unsigned n) {
+  Dataset ds;
+  ds.featureVersion = 1;
+  for (unsigned i = 0; i < n; ++i) {
+    KernelData k;
+    k.state.name = "u" + std::to_string(i);
+    k.state.key = "ukey" + std::to_string(i);
+    k.state.featureVersion = 1;
+    k.state.features = {{"loops", double(i % 3)}, {"global_reads", double(1 + i % 7)}};
+    k.state.gpu = describeGpu("NVIDIA H200", "sm_90");
+    k.program = "p" + std::to_string(i);
+    k.split = i % 4 == 0 ? Split::Test : Split::Train;
+    for (auto [step, speedup] :
+         {std::pair{"launch-config(block=256)", 1.5}, std::pair{"launch-bounds", 0.9}}) {
+      MeasuredPlan p;
+      p.steps = stepsOf(k.state.name, step);
+      p.text = planText(p.steps);
+      p.outcome = Outcome::Ok;
+      p.timed = true;
+      p.logSpeedup = std::log(speedup);
+      p.logLo = p.logSpeedup - 0.01;
+      p.noise = 0.01;
+      p.measurements = 1;
+      k.plans.push_back(p);
+    }
+    if (k.split != Split::Test)
+      for (const std::string &step : unmeasuredOrderPlans()) {
+        UnmeasuredPlan u;
+        u.steps = stepsOf(k.state.name, step);
+        u.text = planText(u.steps);
+        k.unmeasured.push_back(u);
+      }
+    ds.kernels.push_back(std::move(k));
+  }
+  return ds;
+}
+
+struct UnmeasuredAgreement {
+  double heuristic = -1; ///< unmeasured pairs ordered as the heuristic orders them
+  double measuredFirst = -1; ///< (measured-faster, unmeasured) pairs with the measured one first
+  double measuredPair = -1;  ///< launch-config above launch-bounds, as measured
+};
+
+/// Trains on the dataset above and scores the held-out kernels' plans.
+UnmeasuredAgreement trainedOnUnmeasured(const std::string &dir, double share) {
+  UnmeasuredAgreement r;
+  Dataset ds = unmeasuredDataset(16);
+  TrainOptions to;
+  to.outDir = dir + "/model-share-" + std::to_string(int(share));
+  to.epochs = 40;
+  to.verifyEpochs = 0;
+  to.rlEpochs = 0;
+  to.hidden = 16;
+  to.seed = 4;
+  to.heuristicWeight = 1;
+  to.unmeasuredShare = share;
+  auto sum = trainPolicy(ds, to);
+  EXPECT_TRUE(bool(sum)) << llvm::toString(sum.takeError());
+  if (!sum)
+    return r;
+  EXPECT_NE(sum->curve.find(share > 0 ? "; 72 unmeasured plans at share 1"
+                                      : "; 0 unmeasured plans at share 0"),
+            std::string::npos)
+      << sum->curve;
+  auto model = Policy::load(to.outDir);
+  EXPECT_TRUE(bool(model));
+  if (!model)
+    return r;
+  unsigned hp = 0, ha = 0, mp = 0, ma = 0, pp = 0, pa = 0;
+  for (const KernelData &k : ds.kernels) {
+    if (k.split != Split::Test)
+      continue;
+    std::vector<Plan> plans;
+    for (const std::string &step : unmeasuredOrderPlans())
+      plans.push_back(Plan{stepsOf(k.state.name, step)});
+    size_t nu = plans.size();
+    plans.push_back(Plan{k.plans[0].steps}); // launch-config, measured faster
+    plans.push_back(Plan{k.plans[1].steps}); // launch-bounds, measured slower
+    auto s = (*model)->score(k.state, plans);
+    EXPECT_TRUE(bool(s)) << llvm::toString(s.takeError());
+    if (!s)
+      return r;
+    for (size_t a = 0; a < nu; ++a) {
+      for (size_t b = a + 1; b < nu; ++b) { // listed in the heuristic's order
+        ++hp;
+        ha += (*s)[a].logSpeedup > (*s)[b].logSpeedup;
+      }
+      ++mp;
+      ma += (*s)[nu].logSpeedup > (*s)[a].logSpeedup;
+    }
+    ++pp;
+    pa += (*s)[nu].logSpeedup > (*s)[nu + 1].logSpeedup;
+  }
+  r.heuristic = hp ? double(ha) / hp : 0;
+  r.measuredFirst = mp ? double(ma) / mp : 0;
+  r.measuredPair = pp ? double(pa) / pp : 0;
+  return r;
+}
+
+} // namespace
+
+TEST(Train, UnmeasuredPlansAreOrderedByTheHeuristicWhereNothingIsMeasured) {
+  if (!policyBackendAvailable())
+    GTEST_SKIP() << "built without libtorch";
+  TempDir d;
+  // The held-out kernels' unmeasured plans follow the heuristic's order
+  // when the training kernels' unmeasured plans were targets of the prior,
+  // and not without them (then nothing taught their order).
+  UnmeasuredAgreement with = trainedOnUnmeasured(d.path, 1);
+  UnmeasuredAgreement without = trainedOnUnmeasured(d.path, 0);
+  EXPECT_GE(with.heuristic, 0.95) << without.heuristic;
+  EXPECT_LT(without.heuristic, 0.8) << with.heuristic;
+}
+
+TEST(Train, MeasurementsWinOverTheUnmeasuredPlansPrior) {
+  if (!policyBackendAvailable())
+    GTEST_SKIP() << "built without libtorch";
+  TempDir d;
+  // launch-config, which the heuristic ranks below every unmeasured plan,
+  // was measured faster: it stays above them all, and above the slower
+  // measured launch-bounds, with the prior at full weight.
+  UnmeasuredAgreement with = trainedOnUnmeasured(d.path, 1);
+  EXPECT_GE(with.measuredFirst, 0.95);
+  EXPECT_DOUBLE_EQ(with.measuredPair, 1.0);
+}
+
+TEST(Train, UnmeasuredPlansNeedASource) {
+  // attachUnmeasured on programs whose source is not at hand adds nothing,
+  // says so, and never touches the test split.
+  Dataset ds = unmeasuredDataset(8);
+  for (KernelData &k : ds.kernels)
+    k.unmeasured.clear();
+  UnmeasuredOptions uo;
+  uo.sourceRoot = "/nonexistent-cudal1-root";
+  auto s = attachUnmeasured(ds, uo);
+  ASSERT_TRUE(bool(s)) << llvm::toString(s.takeError());
+  EXPECT_EQ(s->kernelsWithoutSource, 6u); // 8 kernels, 2 in the test split
+  EXPECT_EQ(s->plans, 0u);
+  for (const KernelData &k : ds.kernels)
+    EXPECT_TRUE(k.unmeasured.empty());
+}
+
+TEST(Train, UnmeasuredPlansAreTheLegalSpaceLessTheMeasured) {
+  TempDir d;
+  std::string source = "__global__ void scale(float *out, const float *in, float a, int n) {\n"
+                       "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                       "  if (i < n)\n"
+                       "    out[i] = a * in[i];\n"
+                       "}\n"
+                       "void run(float *out, const float *in, int n) {\n"
+                       "  scale<<<(n + 255) / 256, 256>>>(out, in, 2.0f, n);\n"
+                       "}\n";
+  {
+    std::ofstream f(d.path + "/scale.cu");
+    f << source;
+  }
+  // The tuner's view of the file: the kernel's key and its candidates.
+  RewriteInput in{d.path + "/scale.cu", source,
+                  analysisArgs({"-x", "cuda", "--cuda-gpu-arch=sm_90"}, nullptr)};
+  auto space = collectTuneSpace(in);
+  ASSERT_TRUE(bool(space)) << llvm::toString(space.takeError());
+  const TuneKernel *tk = nullptr;
+  for (const TuneKernel &k : space->kernels)
+    if (k.name == "scale")
+      tk = &k;
+  ASSERT_NE(tk, nullptr);
+  KernelState st;
+  st.steps = tk->steps;
+  st.composed = tk->composed;
+  std::set<std::string> legal;
+  for (std::vector<PlanStep> steps : policyCandidates(st, UINT_MAX, false)) {
+    for (PlanStep &s : steps)
+      s.column = 0;
+    legal.insert(planText(steps));
+  }
+  ASSERT_GE(legal.size(), 3u);
+  auto make = [&] {
+    Dataset ds;
+    KernelData k;
+    k.state.name = "scale";
+    k.state.key = tk->key;
+    k.program = "scale.cu";
+    MeasuredPlan m;
+    auto p = parsePlan(*legal.begin());
+    EXPECT_TRUE(bool(p));
+    m.steps = p->steps;
+    m.text = planText(m.steps);
+    m.outcome = Outcome::Ok;
+    k.plans.push_back(m);
+    ds.kernels.push_back(k);
+    KernelData t = k; // the same kernel in the test split: never given any
+    t.split = Split::Test;
+    t.state.key = tk->key;
+    ds.kernels.push_back(t);
+    return ds;
+  };
+  auto run = [&](unsigned cap, uint64_t seed) {
+    Dataset ds = make();
+    UnmeasuredOptions uo;
+    uo.sourceRoot = d.path;
+    uo.perKernel = cap;
+    uo.seed = seed;
+    auto s = attachUnmeasured(ds, uo);
+    EXPECT_TRUE(bool(s)) << llvm::toString(s.takeError());
+    if (s)
+      EXPECT_EQ(s->kernelsChanged + s->kernelsWithoutSource, 0u);
+    EXPECT_TRUE(ds.kernels[1].unmeasured.empty());
+    std::vector<std::string> texts;
+    for (const UnmeasuredPlan &u : ds.kernels[0].unmeasured)
+      texts.push_back(u.text);
+    if (s && cap > 0) {
+      EXPECT_EQ(s->legal, unsigned(legal.size() - 1));
+      EXPECT_EQ(s->plans, unsigned(texts.size()));
+    }
+    return texts;
+  };
+  std::vector<std::string> all = run(UINT_MAX, 1);
+  EXPECT_EQ(all.size(), legal.size() - 1); // every legal plan but the measured one
+  for (const std::string &t : all) {
+    EXPECT_TRUE(legal.count(t)) << t;
+    EXPECT_NE(t, *legal.begin());
+  }
+  std::vector<std::string> two = run(2, 1);
+  EXPECT_EQ(two.size(), 2u);
+  EXPECT_EQ(two, run(2, 1)); // deterministic for a seed
+  EXPECT_TRUE(run(0, 1).empty());
 }
