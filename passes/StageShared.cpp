@@ -21,6 +21,7 @@
 #include "llvm/Support/Debug.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -69,6 +70,11 @@ struct Pattern {
   /// computed with threadIdx.x walking x and stored with it walking y; else
   /// the reverse.
   bool readAlongX = true;
+  /// The 1-D form: `x` is the only id, a global 1-D id split by `divisor`
+  /// into (row = x / W, col = x % W); the launch is kept (block `block`).
+  bool flat = false;
+  const Expr *divisor = nullptr;
+  unsigned block = 0;
 };
 
 unsigned lineOf(ASTContext &ast, SourceLocation loc) {
@@ -286,9 +292,18 @@ std::string matchPattern(TransformContext &ctx, unsigned kernel, Pattern &p) {
     if (ds->getBeginLoc().isMacroID() || ds->getEndLoc().isMacroID())
       return "the thread index at line " + line(ds) + " is written inside a macro";
   }
-  if (!p.x || !p.y)
-    return std::string("the kernel has no global ") + (p.x ? "y" : "x") +
-           " thread index (2-D mappings only: a 1-D id split into (x, y) is not handled)";
+  if (!p.x) {
+    // A grid-stride loop over the id: each thread's elements come from
+    // several rows, which the per-tile phases do not reproduce yet.
+    if (auto *fs = it != p.body->body_end() ? dyn_cast<ForStmt>(*it) : nullptr)
+      if (auto *ds = dyn_cast_or_null<DeclStmt>(fs->getInit()); ds && ds->isSingleDecl())
+        if (auto *vd = dyn_cast<VarDecl>(ds->getSingleDecl()); vd && vd->hasInit())
+          if (globalIdAxis(vd->getInit()))
+            return "the global id is the counter of a grid-stride loop (line " + line(fs) +
+                   "); only 'idx = global id; if (guard) out[...] = value;' is staged";
+    return "the kernel has no global x thread index ('blockIdx.x * blockDim.x + threadIdx.x')";
+  }
+  p.flat = !p.y; // a 1-D id: split into (row, col) below
   // 3. The guarded store.
   if (it == p.body->body_end())
     return shape;
@@ -364,7 +379,8 @@ std::string matchPattern(TransformContext &ctx, unsigned kernel, Pattern &p) {
       inIndex |= contains(v->getInit(), dre);
     if (!inIndex)
       why = "the kernel uses " + dre->getDecl()->getNameAsString() + " at line " + line(dre) +
-            " other than in its two thread indices (the block shape changes)";
+            " other than in its " + (p.flat ? "global id" : "two thread indices") +
+            " (the block shape changes)";
   });
   if (!why.empty())
     return why;
@@ -409,17 +425,54 @@ std::string show(const Stride &s) {
   return s.kind == Stride::Kind::Symbolic ? s.text : "unknown";
 }
 
-/// Decides the direction from the strides of the store and the reads (the
-/// model's accesses), or says why staging does not pay or does not fit.
+/// An access and its strides along the two axes the tile spans (threadIdx.x
+/// and threadIdx.y; in the 1-D form the column and the row of the split id).
+struct Strided {
+  std::string where;
+  Stride x, y;
+};
+
+/// Decides the direction from the strides of the store and the reads, or
+/// says why staging does not pay or does not fit. `ax`, `ay`: the names of
+/// the two axes in the reasons.
+std::string directionOf(const std::vector<Strided> &reads, const Strided &write, Pattern &p,
+                        const std::string &ax, const std::string &ay) {
+  if (unit(write.y) && spread(write.x)) {
+    // The write wants threadIdx.x along y; every read must be coalesced (or
+    // uniform) with threadIdx.x along x, where the value is computed.
+    p.readAlongX = true;
+    for (const Strided &r : reads)
+      if (!unit(r.x) && !zero(r.x))
+        return "the read " + r.where + " is strided along " + ax + " (stride " + show(r.x) +
+               ") as the store is: more than one strided access pattern, one tile cannot "
+               "coalesce both";
+    return "";
+  }
+  if (unit(write.x)) {
+    // The store coalesces already; it pays when a read is strided along x
+    // and every read is coalesced (or uniform) with threadIdx.x along y.
+    p.readAlongX = false;
+    if (std::none_of(reads.begin(), reads.end(), [](const Strided &r) { return spread(r.x); }))
+      return "no read is strided along " + ax + " and the store is unit-stride: already "
+             "coalesced";
+    for (const Strided &r : reads)
+      if (!unit(r.y) && !zero(r.y))
+        return "the read " + r.where + " is strided along " + ay + " (stride " + show(r.y) +
+               ") and the store along neither: more than one strided access pattern, one tile "
+               "cannot coalesce both";
+    return "";
+  }
+  return "the store " + write.where + " is unit-stride along neither " + ax + " nor " + ay +
+         " (strides " + show(write.x) + ", " + show(write.y) + ")";
+}
+
+/// The direction of the 2-D form, from the model's affine accesses.
 std::string checkStrides(TransformContext &ctx, unsigned kernel, Pattern &p) {
   const Kernel &k = ctx.model().kernels[kernel];
   IndexSpace space(ctx.mlir);
-  struct Strided {
-    const MemAccess *a;
-    Stride x, y;
-  };
   std::vector<Strided> reads;
   std::optional<Strided> write;
+  const MemAccess *written = nullptr;
   for (const MemAccess &a : k.accesses) {
     std::string where = a.param + "[" + a.index + "] at line " + std::to_string(a.pos.line);
     if (a.atomic)
@@ -429,7 +482,7 @@ std::string checkStrides(TransformContext &ctx, unsigned kernel, Pattern &p) {
       return "the index of " + where + " is not affine in the thread indices";
     if (e->isFunctionOfDim(IndexSpace::ThreadZ) || e->isFunctionOfDim(IndexSpace::BlockZ))
       return "the index of " + where + " uses the z thread dimension";
-    Strided s{&a, strideAlong(*e, IndexSpace::ThreadX, space),
+    Strided s{where, strideAlong(*e, IndexSpace::ThreadX, space),
               strideAlong(*e, IndexSpace::ThreadY, space)};
     if (s.x.kind == Stride::Kind::Unknown || s.y.kind == Stride::Kind::Unknown)
       return "the stride of " + where + " along the thread indices is not known";
@@ -440,39 +493,307 @@ std::string checkStrides(TransformContext &ctx, unsigned kernel, Pattern &p) {
     if (write)
       return "the kernel stores to global memory more than once (" + where + ")";
     write = s;
+    written = &a;
   }
-  if (!write || write->a->param != p.out->getName())
+  if (!write || written->param != p.out->getName())
     return "the store is not one the analysis sees as a global access";
-  auto whereOf = [](const Strided &s) {
-    return s.a->param + "[" + s.a->index + "] at line " + std::to_string(s.a->pos.line);
+  return directionOf(reads, *write, p, "threadIdx.x", "threadIdx.y");
+}
+
+// ---- the 1-D form: row = idx / W, col = idx % W -----------------------------
+//
+// The launch is kept. The original threads g = 0 .. gridDim.x * blockDim.x - 1
+// are laid out as a matrix of rows of W (g = row * W + col), cut into T x T
+// tiles over which the blocks stride. Each element of a tile is the work of
+// one original thread g: its declarations run with the id set to g, then its
+// guard, its value and its store, exactly as that thread would. Which
+// element the kernel itself computes from its id does not matter for
+// correctness (every original thread runs once per phase and its value goes
+// through its own tile slot); the split by W only decides that the tile's
+// columns are the threads' unit-stride direction, which is what makes both
+// sides coalesce.
+
+/// The divisor W of the split: every `/` and `%` of the id has the same
+/// uniform divisor (integer parameters that the kernel never changes, and
+/// constants), at least one exists; else why not.
+std::string flatSplit(ASTContext &ast, Pattern &p) {
+  std::string why, text;
+  forEachStmt(p.body, [&](const Stmt *s) {
+    auto *bo = dyn_cast<BinaryOperator>(s);
+    if (!why.empty() || !bo || (bo->getOpcode() != BO_Div && bo->getOpcode() != BO_Rem))
+      return;
+    auto *dre = dyn_cast<DeclRefExpr>(bo->getLHS()->IgnoreParenImpCasts());
+    if (!dre || dre->getDecl() != p.x)
+      return;
+    std::string t = spelled(ast, bo->getRHS());
+    if (p.divisor && t != text) {
+      why = "the 1-D id '" + p.x->getNameAsString() + "' is divided by both '" + text + "' and '" +
+            t + "' (one split into (row, col) only)";
+      return;
+    }
+    forEachStmt(bo->getRHS(), [&](const Stmt *c) {
+      if (auto *r = dyn_cast<DeclRefExpr>(c)) {
+        auto *pv = dyn_cast<ParmVarDecl>(r->getDecl());
+        if (why.empty() && (!pv || !pv->getType()->isIntegerType()))
+          why = "the divisor '" + t + "' of the 1-D id is not made of integer parameters and "
+                "constants (it must be the same for every thread)";
+      } else if (isa<ArraySubscriptExpr>(c) || isa<CallExpr>(c) ||
+                 (isa<Expr>(c) && cast<Expr>(c)->HasSideEffects(ast))) {
+        if (why.empty())
+          why = "the divisor '" + t + "' of the 1-D id reads memory, calls or has effects";
+      }
+    });
+    p.divisor = bo->getRHS();
+    text = t;
+  });
+  if (!why.empty())
+    return why;
+  if (!p.divisor)
+    return "the kernel has a 1-D id '" + p.x->getNameAsString() +
+           "' that is not split into (row, col) by '/' or '%' (no 2-D index space to tile)";
+  // The divisor's parameters must keep their values (each thread reads W).
+  forEachStmt(p.body, [&](const Stmt *c) {
+    const Expr *target = nullptr;
+    if (auto *bo = dyn_cast<BinaryOperator>(c); bo && bo->isAssignmentOp())
+      target = bo->getLHS();
+    else if (auto *uo = dyn_cast<UnaryOperator>(c);
+             uo && (uo->isIncrementDecrementOp() || uo->getOpcode() == UO_AddrOf))
+      target = uo->getSubExpr();
+    auto *dre = target ? dyn_cast<DeclRefExpr>(target->IgnoreParenImpCasts()) : nullptr;
+    if (dre && why.empty() && (isa<ParmVarDecl>(dre->getDecl()) || dre->getDecl() == p.x))
+      why = "the kernel changes (or takes the address of) '" +
+            dre->getDecl()->getNameAsString() + "' at line " +
+            std::to_string(lineOf(ast, dre->getBeginLoc())) +
+            ", which each element's thread must see as the original thread did";
+  });
+  return why;
+}
+
+/// Evaluates an integer index expression of the kernel for the original
+/// thread whose id is `id` (parameters bound to `params`); nullopt when it
+/// reads memory or uses something other than integer arithmetic on the id,
+/// parameters and locals derived from them.
+struct IndexEval {
+  ASTContext &ast;
+  const Pattern &p;
+  std::map<const ParmVarDecl *, int64_t> params;
+  int64_t id = 0;
+  int depth = 0;
+
+  std::optional<int64_t> operator()(const Expr *e) {
+    if (++depth > 64) {
+      --depth;
+      return std::nullopt;
+    }
+    std::optional<int64_t> v = eval(e);
+    --depth;
+    return v;
+  }
+  std::optional<int64_t> eval(const Expr *e) {
+    e = e->IgnoreParenImpCasts();
+    if (auto *ce = dyn_cast<CStyleCastExpr>(e))
+      return ce->getType()->isIntegerType() ? (*this)(ce->getSubExpr()) : std::nullopt;
+    if (auto *fc = dyn_cast<CXXFunctionalCastExpr>(e))
+      return fc->getType()->isIntegerType() ? (*this)(fc->getSubExpr()) : std::nullopt;
+    if (auto *sc = dyn_cast<CXXStaticCastExpr>(e))
+      return sc->getType()->isIntegerType() ? (*this)(sc->getSubExpr()) : std::nullopt;
+    if (auto *il = dyn_cast<IntegerLiteral>(e))
+      return int64_t(il->getValue().getZExtValue());
+    if (auto *dre = dyn_cast<DeclRefExpr>(e)) {
+      if (dre->getDecl() == p.x)
+        return id;
+      if (auto *pv = dyn_cast<ParmVarDecl>(dre->getDecl())) {
+        auto it = params.find(pv);
+        return it == params.end() ? std::nullopt : std::optional<int64_t>(it->second);
+      }
+      if (auto *vd = dyn_cast<VarDecl>(dre->getDecl());
+          vd && vd->getType()->isIntegerType() && vd->hasInit())
+        return (*this)(vd->getInit());
+      return std::nullopt;
+    }
+    if (auto *uo = dyn_cast<UnaryOperator>(e)) {
+      auto v = (*this)(uo->getSubExpr());
+      if (!v)
+        return v;
+      if (uo->getOpcode() == UO_Minus)
+        return -*v;
+      if (uo->getOpcode() == UO_Plus)
+        return *v;
+      return std::nullopt;
+    }
+    if (auto *bo = dyn_cast<BinaryOperator>(e)) {
+      auto a = (*this)(bo->getLHS()), b = (*this)(bo->getRHS());
+      if (!a || !b)
+        return std::nullopt;
+      switch (bo->getOpcode()) {
+      case BO_Add: return *a + *b;
+      case BO_Sub: return *a - *b;
+      case BO_Mul: return *a * *b;
+      case BO_Div: return *b == 0 ? std::nullopt : std::optional<int64_t>(*a / *b);
+      case BO_Rem: return *b == 0 ? std::nullopt : std::optional<int64_t>(*a % *b);
+      case BO_Shl: return *b < 0 || *b > 30 ? std::nullopt : std::optional<int64_t>(*a << *b);
+      default: return std::nullopt;
+      }
+    }
+    return std::nullopt;
+  }
+};
+
+/// The direction of the 1-D form: the strides of every access along the
+/// column (id + 1) and the row (id + W), sampled at several parameter values
+/// and positions away from the edges (a stride that changes between samples
+/// is symbolic).
+std::string checkFlatStrides(TransformContext &ctx, unsigned kernel, Pattern &p) {
+  ASTContext &ast = ctx.unit.ast();
+  const FunctionDecl *fd = ctx.unit.kernelDecl(kernel);
+  for (const MemAccess &a : ctx.model().kernels[kernel].accesses)
+    if (a.atomic)
+      return "the kernel updates " + a.param + "[" + a.index + "] at line " +
+             std::to_string(a.pos.line) + " atomically";
+  // The accesses: the store and every read its guard, value and locals make.
+  struct Access {
+    const ArraySubscriptExpr *e;
+    bool isWrite;
   };
-  if (unit(write->y) && spread(write->x)) {
-    // The write wants threadIdx.x along y; every read must be coalesced (or
-    // uniform) with threadIdx.x along x, where the value is computed.
-    p.readAlongX = true;
-    for (const Strided &r : reads)
-      if (!unit(r.x) && !zero(r.x))
-        return "the read " + whereOf(r) + " is strided along threadIdx.x (stride " + show(r.x) +
-               ") as the store is: more than one strided access pattern, one tile cannot "
-               "coalesce both";
-    return "";
+  std::vector<Access> accesses;
+  auto *lhs = cast<ArraySubscriptExpr>(p.store->getLHS()->IgnoreParenImpCasts());
+  accesses.push_back({lhs, true});
+  std::vector<const Stmt *> roots = {p.guard, p.store->getRHS()};
+  for (const DeclStmt *d : p.locals)
+    roots.push_back(d);
+  for (const Stmt *r : roots)
+    forEachStmt(r, [&](const Stmt *c) {
+      if (auto *as = dyn_cast<ArraySubscriptExpr>(c))
+        accesses.push_back({as, false});
+    });
+  uint64_t seed = 0x9e3779b97f4a7c15ULL;
+  auto next = [&](int64_t lo, int64_t hi) {
+    seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+    return lo + int64_t(seed % uint64_t(hi - lo + 1));
+  };
+  std::vector<std::optional<int64_t>> dx(accesses.size()), dy(accesses.size());
+  std::vector<bool> varies(accesses.size() * 2, false);
+  for (int sample = 0; sample < 8; ++sample) {
+    IndexEval ev{ast, p, {}, 0, 0};
+    for (const ParmVarDecl *pv : fd->parameters())
+      if (pv->getType()->isIntegerType())
+        ev.params[pv] = next(40, 300);
+    std::optional<int64_t> w = ev(p.divisor);
+    if (!w || *w < 4)
+      return "the divisor '" + spelled(ast, p.divisor) +
+             "' of the 1-D id is not an integer function of the parameters";
+    int64_t row = next(1, 20), col = next(1, *w - 3);
+    for (size_t i = 0; i < accesses.size(); ++i) {
+      const ArraySubscriptExpr *as = accesses[i].e;
+      auto at = [&](int64_t g) {
+        ev.id = g;
+        return ev(as->getIdx());
+      };
+      auto base = at(row * *w + col), right = at(row * *w + col + 1), down = at((row + 1) * *w + col);
+      if (!base || !right || !down)
+        return "the index of " + spelled(ast, as) + " at line " +
+               std::to_string(lineOf(ast, as->getBeginLoc())) +
+               " is not an integer function of the 1-D id and the parameters";
+      int64_t sx = *right - *base, sy = *down - *base;
+      if (dx[i] && *dx[i] != sx)
+        varies[2 * i] = true;
+      if (dy[i] && *dy[i] != sy)
+        varies[2 * i + 1] = true;
+      dx[i] = sx, dy[i] = sy;
+    }
   }
-  if (unit(write->x)) {
-    // The store coalesces already; it pays when a read is strided along x
-    // and every read is coalesced (or uniform) with threadIdx.x along y.
-    p.readAlongX = false;
-    if (std::none_of(reads.begin(), reads.end(), [](const Strided &r) { return spread(r.x); }))
-      return "no read is strided along threadIdx.x and the store is unit-stride: already "
-             "coalesced";
-    for (const Strided &r : reads)
-      if (!unit(r.y) && !zero(r.y))
-        return "the read " + whereOf(r) + " is strided along threadIdx.y (stride " + show(r.y) +
-               ") and the store along neither: more than one strided access pattern, one tile "
-               "cannot coalesce both";
-    return "";
+  auto strideOf = [&](size_t i, bool alongY) {
+    Stride s;
+    if (varies[2 * i + alongY]) {
+      s.kind = Stride::Kind::Symbolic;
+      s.text = "depends on the parameters";
+    } else {
+      s.kind = Stride::Kind::Constant;
+      s.value = *(alongY ? dy[i] : dx[i]);
+    }
+    return s;
+  };
+  std::vector<Strided> reads;
+  Strided write;
+  for (size_t i = 0; i < accesses.size(); ++i) {
+    Strided s{spelled(ast, accesses[i].e) + " at line " +
+                  std::to_string(lineOf(ast, accesses[i].e->getBeginLoc())),
+              strideOf(i, false), strideOf(i, true)};
+    if (accesses[i].isWrite)
+      write = s;
+    else
+      reads.push_back(s);
   }
-  return "the store " + whereOf(*write) + " is unit-stride along neither thread index (strides " +
-         show(write->x) + " along x, " + show(write->y) + " along y)";
+  return directionOf(reads, write, p, "the column (idx + 1)", "the row (idx + " +
+                                                                 spelled(ast, p.divisor) + ")");
+}
+
+/// The 1-D form keeps every launch: each needs a 1-D grid and a constant
+/// 1-D block of B threads, a multiple of 32 up to 1024; `p.block` is B.
+std::string flatLaunches(TransformContext &ctx, unsigned kernel, Pattern &p) {
+  if (std::string why = referencedOutsideLaunches(ctx, kernel); !why.empty())
+    return why;
+  std::vector<unsigned> launches = distinctLaunches(ctx, kernel);
+  if (launches.empty())
+    return "the kernel is never launched in this file, so its block shape cannot be derived";
+  // The dimensions of a configuration argument: an integer, or a dim3
+  // (possibly through a variable's initializer).
+  auto dims = [&](const Expr *e, std::vector<std::optional<uint64_t>> &out) {
+    const Expr *s = e->IgnoreUnlessSpelledInSource();
+    if (auto *dre = dyn_cast<DeclRefExpr>(s))
+      if (auto *vd = dyn_cast<VarDecl>(dre->getDecl());
+          vd && vd->hasInit() && !vd->getType()->isIntegerType())
+        s = vd->getInit()->IgnoreUnlessSpelledInSource();
+    auto value = [&](const Expr *a) -> std::optional<uint64_t> {
+      Expr::EvalResult r;
+      if (a->EvaluateAsInt(r, ctx.unit.ast()))
+        return r.Val.getInt().getZExtValue();
+      return std::nullopt;
+    };
+    if (s->getType()->isIntegerType()) {
+      out = {value(s)};
+      return true;
+    }
+    auto *ce = dyn_cast<CXXConstructExpr>(s);
+    if (!ce)
+      return false;
+    for (const Expr *a : ce->arguments())
+      if (!isa<CXXDefaultArgExpr>(a))
+        out.push_back(value(a));
+    return !out.empty();
+  };
+  p.block = 0;
+  for (unsigned l : launches) {
+    const Expr *gridArg = launchConfigArg(ctx, l, 0), *blockArg = launchConfigArg(ctx, l, 1);
+    std::vector<std::optional<uint64_t>> gd, bd;
+    std::string at = "launch #" + std::to_string(l);
+    if (!gridArg || !blockArg || !dims(gridArg, gd) || !dims(blockArg, bd))
+      return at + ": its grid and block are not an integer or a dim3";
+    for (size_t i = 1; i < gd.size(); ++i)
+      if (gd[i] != 1u)
+        return at + " has a grid that is not 1-D (the 1-D form keeps the launch)";
+    for (size_t i = 1; i < bd.size(); ++i)
+      if (bd[i] != 1u)
+        return at + " has a block that is not 1-D";
+    if (!bd[0] || *bd[0] % 32 || *bd[0] > 1024 || (*bd[0] & (*bd[0] - 1)))
+      return at + " needs a constant block of 32, 64, ..., 1024 threads (the tile's rows are "
+                  "the block's threads over T)";
+    if (p.block && p.block != *bd[0])
+      return "the kernel's launches use different block sizes (" + std::to_string(p.block) +
+             " and " + std::to_string(*bd[0]) + ")";
+    p.block = unsigned(*bd[0]);
+  }
+  return "";
+}
+
+/// The tiles a block of B threads can stage in the 1-D form: T divides B
+/// (whole tile rows) and B divides T * T (whole passes).
+std::vector<std::string> flatTiles(unsigned block) {
+  std::vector<std::string> out;
+  for (unsigned t : {32u, 16u})
+    if (block % t == 0 && (t * t) % block == 0)
+      out.push_back(std::to_string(t));
+  return out;
 }
 
 /// "" when the launches show that `a` and `b` never point into the same
@@ -528,9 +849,17 @@ std::string userCall(ASTContext &ast, const Stmt *e) {
 std::string legalityOf(TransformContext &ctx, unsigned kernel, Pattern &p) {
   if (std::string why = matchPattern(ctx, kernel, p); !why.empty())
     return why;
-  if (std::string why = checkStrides(ctx, kernel, p); !why.empty())
+  if (p.flat) {
+    std::string why = flatSplit(ctx.unit.ast(), p);
+    if (why.empty())
+      why = checkFlatStrides(ctx, kernel, p);
+    if (why.empty())
+      why = flatLaunches(ctx, kernel, p);
+    if (!why.empty())
+      return "the 1-D mapping: " + why;
+  } else if (std::string why = checkStrides(ctx, kernel, p); !why.empty())
     return why;
-  if (!ctx.analysis(kernel).guarded)
+  if (!p.flat && !ctx.analysis(kernel).guarded)
     return "the store is not bounded in both thread indices by its guard (the tiles run up to "
            "T-1 threads past the launch's in each dimension)";
   // Reads move before other threads' writes: no buffer read may be `out`.
@@ -542,6 +871,8 @@ std::string legalityOf(TransformContext &ctx, unsigned kernel, Pattern &p) {
       if (std::string why = distinctBuffers(ctx, kernel, p.out, fd->getParamDecl(a.paramIndex));
           !why.empty())
         return why;
+  if (p.flat)
+    return ""; // the launches are kept (flatLaunches checked them)
   // Every launch gets the tile's block and a grid derived from its own.
   if (std::string why = referencedOutsideLaunches(ctx, kernel); !why.empty())
     return why;
@@ -572,6 +903,91 @@ std::string typeName(ASTContext &ast, QualType t) {
   return t.getAsString(PrintingPolicy(ast.getLangOpts()));
 }
 
+/// The 1-D form's body: the original body when the divisor is not positive
+/// (W is uniform, so every thread takes the same branch), else the tiles.
+std::string flatRewrite(ASTContext &ast, const Pattern &p, const Params &q) {
+  std::string T = std::to_string(q.tile), B = std::to_string(p.block),
+              BY = std::to_string(p.block / q.tile);
+  std::string elem = typeName(ast, p.element.getUnqualifiedType());
+  std::string tile = tileName, j = rowName;
+  auto declare = [&](const VarDecl *v, const std::string &init) {
+    return typeName(ast, v->getType()) + " " + v->getNameAsString() + " = " + init + ";\n";
+  };
+  auto *lhs = cast<ArraySubscriptExpr>(p.store->getLHS()->IgnoreParenImpCasts());
+  std::string guard = spelled(ast, p.guard);
+  if (p.earlyReturn)
+    guard = "!(" + guard + ")";
+  // One phase: element (row, col) of the tile; `alongCol`: threadIdx.x walks
+  // the column. The original thread of the element is g = row * W + col.
+  auto phase = [&](bool alongCol, bool store) {
+    std::string across = "cudal1_tx", down = "(cudal1_ty + " + j + ")";
+    std::string rowOff = alongCol ? down : across, colOff = alongCol ? across : down;
+    std::string slot = tile + (alongCol ? "[cudal1_ty + " + j + "][cudal1_tx]"
+                                        : "[cudal1_tx][cudal1_ty + " + j + "]");
+    std::set<const VarDecl *> use =
+        store ? needed(p, {p.guard, lhs->getIdx()}) : needed(p, {p.guard, p.store->getRHS()});
+    std::string s = "#pragma unroll\n    for (int " + j + " = 0; " + j + " < " + T + "; " + j +
+                    " += " + BY + ") {\n";
+    s += "      const unsigned long long cudal1_row = cudal1_r0 + " + rowOff +
+         ", cudal1_col = cudal1_c0 + " + colOff + ";\n";
+    s += "      const unsigned long long cudal1_g = cudal1_row * cudal1_w + cudal1_col;\n";
+    s += "      if (cudal1_col < cudal1_w && cudal1_g < cudal1_threads) {\n";
+    for (const VarDecl *v : p.leading) {
+      if (v == p.x)
+        s += "        " + declare(v, "(unsigned)cudal1_g") + "        (void)" + // the original's unsigned id
+             v->getNameAsString() + ";\n";
+      else if (use.count(v))
+        s += "        " + declare(v, spelled(ast, v->getInit()));
+    }
+    s += "        if (" + guard + ") {\n";
+    if (!store) {
+      for (const DeclStmt *d : p.locals)
+        for (const Decl *v : d->decls())
+          if (use.count(cast<VarDecl>(v)))
+            s += "          " +
+                 declare(cast<VarDecl>(v), spelled(ast, cast<VarDecl>(v)->getInit()));
+      s += "          " + slot + " = " + spelled(ast, p.store->getRHS()) + ";\n";
+    } else {
+      for (const VarDecl *v : storeLocals(p))
+        s += "          " + declare(v, spelled(ast, v->getInit()));
+      s += "          " + spelled(ast, p.store->getLHS()) + " = " + slot + ";\n";
+    }
+    s += "        }\n      }\n    }\n";
+    return s;
+  };
+  std::string s = "{\n";
+  s += "  // stage-shared(tile=" + T + ", pad=" + std::to_string(q.pad) +
+       ", flat=1): the 1-D id's threads as rows of " + spelled(ast, p.divisor) + ", in " + T +
+       "x" + T + " tiles over which the blocks of " + B +
+       " threads stride; the values are computed with threadIdx.x along the " +
+       (p.readAlongX ? "column" : "row") + " and stored with it along the " +
+       (p.readAlongX ? "row" : "column") + "\n";
+  s += "  __shared__ " + elem + " " + tile + "[" + T + "][" + T + " + " + std::to_string(q.pad) +
+       "];\n";
+  s += "  const long long cudal1_cols = (long long)(" + spelled(ast, p.divisor) + ");\n";
+  s += "  if (cudal1_cols <= 0) " + spelled(ast, p.body) + "\n";
+  s += "  else {\n";
+  s += "  const unsigned long long cudal1_threads = (unsigned long long)gridDim.x * " + B +
+       ", cudal1_w = (unsigned long long)cudal1_cols;\n";
+  s += "  const unsigned long long cudal1_colTiles = (cudal1_w + " + T + " - 1) / " + T + ";\n";
+  s += "  const unsigned long long cudal1_tiles = ((cudal1_threads + cudal1_w - 1) / cudal1_w + " +
+       T + " - 1) / " + T + " * cudal1_colTiles;\n";
+  s += "  const unsigned cudal1_tx = threadIdx.x % " + T + "u, cudal1_ty = threadIdx.x / " + T +
+       "u;\n";
+  s += "  for (unsigned long long cudal1_t = blockIdx.x; cudal1_t < cudal1_tiles; cudal1_t += "
+       "gridDim.x) {\n";
+  s += "    const unsigned long long cudal1_r0 = cudal1_t / cudal1_colTiles * " + T +
+       ", cudal1_c0 = cudal1_t % cudal1_colTiles * " + T + ";\n";
+  s += "    // 1. Each element's value, as its original thread computes it.\n";
+  s += "    " + phase(p.readAlongX, false);
+  s += "    __syncthreads();\n";
+  s += "    // 2. Its store, by the same original thread, from the tile.\n";
+  s += "    " + phase(!p.readAlongX, true);
+  s += "    __syncthreads(); // the next tile reuses the shared tile\n";
+  s += "  }\n  }\n}";
+  return s;
+}
+
 } // namespace
 
 std::string StageShared::legality(TransformContext &ctx, Target t) const {
@@ -579,15 +995,30 @@ std::string StageShared::legality(TransformContext &ctx, Target t) const {
   return legalityOf(ctx, t.kernel, p);
 }
 
-std::vector<ParamSpace> StageShared::space(TransformContext &, Target) const {
+std::vector<ParamSpace> StageShared::space(TransformContext &ctx, Target t) const {
+  // The 1-D form keeps the launch: the tile rows per pass are the block's
+  // threads over T, and `flat=1` tells remapLaunch (which sees only the
+  // step) that the launch does not change.
+  if (Pattern p; legalityOf(ctx, t.kernel, p).empty() && p.flat)
+    return {{"tile", flatTiles(p.block)}, {"pad", {"1", "0"}}, {"flat", {"1"}}};
   return {{"tile", {"32", "16"}}, {"pad", {"1", "0"}}, {"rows", {"4", "2", "1"}}};
 }
 
 std::string StageShared::checkParams(TransformContext &ctx, Target t, const PlanStep &step) const {
-  if (std::string why = Transform::checkParams(ctx, t, step); !why.empty())
-    return why;
   Pattern p;
   legalityOf(ctx, t.kernel, p);
+  bool flat = step.param("flat").has_value();
+  if (p.flat && !flat)
+    return "the kernel has a 1-D mapping, whose form keeps the launch: write flat=1 "
+           "(stage-shared(flat=1, tile=..., pad=...); rows is the block's size over the tile)";
+  if (!p.flat && flat)
+    return "parameter flat=1 is not legal: the kernel has a 2-D mapping (its form re-derives "
+           "the launch)";
+  if (p.flat && step.param("rows"))
+    return "parameter rows is not legal for the 1-D form: the launch's block of " +
+           std::to_string(p.block) + " threads sets it";
+  if (std::string why = Transform::checkParams(ctx, t, step); !why.empty())
+    return why;
   Params q = paramsOf(step);
   uint64_t bytes = uint64_t(q.tile) * (q.tile + q.pad) *
                    ctx.unit.ast().getTypeSizeInChars(p.element).getQuantity();
@@ -603,6 +1034,11 @@ llvm::Error StageShared::apply(TransformContext &ctx, Target t, const PlanStep &
   if (std::string why = legalityOf(ctx, t.kernel, p); !why.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", why.c_str());
   Params q = paramsOf(step);
+  if (p.flat) {
+    ctx.rewriter.ReplaceText(CharSourceRange::getTokenRange(p.body->getSourceRange()),
+                             flatRewrite(ctx.unit.ast(), p, q));
+    return llvm::Error::success();
+  }
   ASTContext &ast = ctx.unit.ast();
   std::string T = std::to_string(q.tile), BY = std::to_string(q.blockY());
   std::string elem = typeName(ast, p.element.getUnqualifiedType());
@@ -692,5 +1128,7 @@ llvm::Error StageShared::apply(TransformContext &ctx, Target t, const PlanStep &
 std::optional<LaunchRemapStep> StageShared::remapLaunch(const PlanStep &step) const {
   // What apply writes into each launch: tiles of T, blocks of T x T/rows.
   Params q = paramsOf(step);
+  if (step.param("flat"))
+    return std::nullopt; // the 1-D form keeps the launch
   return LaunchRemapStep::tiles(q.tile, q.blockY());
 }

@@ -5,7 +5,7 @@
 // the write's contiguous index. Launches get the tile's block and a grid that
 // covers the original threads. The refusals below each name what blocks it.
 // RUN: cudal1-opt %s --list-transforms | %FileCheck %s --check-prefix=LIST
-// RUN: cudal1-opt %s --plan '@transpose: stage-shared; @transposeD: stage-shared(tile=16, pad=0, rows=2); @scaleT: stage-shared(tile=32, pad=1, rows=1); @derived: stage-shared' -o %t.cu
+// RUN: cudal1-opt %s --plan '@transpose: stage-shared; @transposeD: stage-shared(tile=16, pad=0, rows=2); @scaleT: stage-shared(tile=32, pad=1, rows=1); @derived: stage-shared; @flat: stage-shared(flat=1, tile=16)' -o %t.cu
 // RUN: grep -v "^ *// [A-Z-]*:" %t.cu | %FileCheck %s
 // RUN: cudal1-clang++ -x cuda --cuda-gpu-arch=sm_90 -std=c++17 -fsyntax-only -Wall -Werror %t.cu
 // RUN: %if nvcc %{ nvcc -arch=sm_90 -c -o %t.o %t.cu %}
@@ -185,7 +185,13 @@ __global__ void sameBuffer(const float *in, float *out, int n) {
 }
 
 // LIST-LABEL: kernel flat
-// LIST: - stage-shared: the kernel has no global y thread index (2-D mappings only: a 1-D id split into (x, y) is not handled)
+// LIST: stage-shared(tile=32|16, pad=1|0, flat=1)
+// A 1-D id split inline (stage-shared-flat.test has the 1-D form's cases):
+// the launch is kept, the blocks of 256 stride over 16x16 tiles.
+// CHECK-LABEL: {{^}}__global__ void flat(
+// CHECK:      {{^}}  // stage-shared(tile=16, pad=1, flat=1): the 1-D id's threads as rows of cols, in 16x16 tiles
+// CHECK:      {{^}}          cudal1_tile[cudal1_ty + cudal1_j][cudal1_tx] = in[i];
+// CHECK:      {{^}}          out[(i % cols) * rows + i / cols] = cudal1_tile[cudal1_tx][cudal1_ty + cudal1_j];
 __global__ void flat(const float *in, float *out, int rows, int cols) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < rows * cols)
@@ -287,6 +293,7 @@ __global__ void gather(const float *in, const int *idx, float *out, int rows, in
 // CHECK: transpose<<<dim3((unsigned)(((size_t)dim3(grid).x * dim3(block).x + 31) / 32), (unsigned)(((size_t)dim3(grid).y * dim3(block).y + 31) / 32), dim3(grid).z * dim3(block).z), dim3(32, 8)>>>(in, out, rows, cols);
 // CHECK: transposeD<<<dim3((unsigned)(((size_t)dim3(gridT).x * dim3(dim3(16, 16)).x + 15) / 16), {{.*}}, dim3(16, 8)>>>(in2, out2, cols, rows);
 // CHECK: scaleT<<<dim3({{.*}}), dim3(32, 32)>>>(in, bias, out, 2.0f, rows, cols);
+// CHECK: {{^}}  flat<<<(rows * cols + 255) / 256, 256>>>(in, out, rows, cols);
 void run(int rows, int cols) {
   float *in, *out, *bias, *d, *e, *f;
   double *in2, *out2;
