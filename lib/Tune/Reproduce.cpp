@@ -97,8 +97,8 @@ llvm::Expected<ReproCheck> runCheckPlan(const RewriteInput &input, const Plan &p
     if (!rp)
       say("no reference program: " + llvm::toString(rp.takeError()));
     else if (rp->source.empty())
-      say("no reference program (" + rp->summary() + "): the plan is compared with the "
-          "original's output");
+      say("no reference program (" + rp->summary() +
+          "): the plan is compared with the original's output");
     else
       setup.referenceSource = std::move(rp->source);
   }

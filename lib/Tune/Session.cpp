@@ -479,6 +479,28 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
     ctx.date = res->date;
     ctx.original = res->original;
     ctx.timeRegex = res->timeRegex;
+    // The final plan is used only after its reproducibility check, measured
+    // there too: the first import writes the check bundle and stops (nothing
+    // recorded, no output); the one after cudal1-eval applies its verdict.
+    if (!r.finalPlan.steps.empty()) {
+      llvm::Expected<SplitCheck> sc =
+          splitPathCheck(o.bundleDir, in, r.finalPlan, keys, names, note);
+      if (!sc)
+        return failed(SessionStatus::InputError,
+                      "reproducibility check: " + llvm::toString(sc.takeError()));
+      if (!sc->check) {
+        *o.out << formatSessionSummary(r) << "the final plan is used only after its "
+               << "reproducibility check: wrote it to " << sc->dir
+               << " (nothing recorded, no output yet); evaluate it on a GPU machine with\n  "
+               << "cudal1-eval " << sc->dir << " --rounds " << kCheckRounds
+               << "\nthen again: cudal1-opt " << in.file << " --import-results " << o.bundleDir;
+        for (const std::string &d : o.continueFrom)
+          *o.out << " --continue " << d;
+        *o.out << " -o OUT.cu\n";
+        return {};
+      }
+      applyCheck(r, *sc->check);
+    }
     return finish(in, o, db, *space, r, ctx);
   }
 

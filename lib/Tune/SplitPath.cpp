@@ -5,6 +5,7 @@
 #include "cudal1/Eval/KernelPlans.h"
 #include "cudal1/Eval/ProgramBundle.h"
 #include "cudal1/Tune/ProgramEvaluator.h"
+#include "cudal1/Tune/Reproduce.h"
 
 #include <map>
 #include <sys/stat.h>
@@ -173,6 +174,79 @@ llvm::Expected<BundleRound> absorbBundle(const std::string &dir, const TuneSpace
   }
   tuner.absorb(cands, results);
   return round;
+}
+
+llvm::Expected<SplitCheck> splitPathCheck(const std::string &dir, const RewriteInput &input,
+                                          const Plan &finalPlan,
+                                          const std::vector<std::string> &keys,
+                                          const std::vector<std::string> &names,
+                                          const std::function<void(const std::string &)> &note) {
+  auto fail = [](const Status &s) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), s.message());
+  };
+  SplitCheck out;
+  out.dir = dir + "/check";
+  std::string planText = printPlan(finalPlan);
+  struct stat sb;
+  if (::stat((out.dir + "/results.txt").c_str(), &sb) == 0) {
+    // Evaluated: the verdict, on what was measured for this final plan only.
+    cudal1::Expected<std::vector<BundlePlan>> plans = readBundlePlans(out.dir);
+    if (!plans.ok())
+      return fail(plans.error());
+    if (plans->size() != 1 || (*plans)[0].id != "check")
+      return fail(makeError(out.dir, "/plans.tsv: expected one plan, 'check' (a check bundle "
+                                     "written by cudal1-opt --import-results)"));
+    if ((*plans)[0].plan != planText)
+      return fail(makeError(out.dir, ": the check was written for '", (*plans)[0].plan,
+                            "', but the final plan of these results is now '", planText,
+                            "'; remove ", out.dir, " and import again"));
+    cudal1::Expected<EvalResults> res = readResults(out.dir + "/results.txt");
+    if (!res.ok())
+      return fail(res.error());
+    if (Status s = checkResultsMatch(out.dir, *plans, *res); !s.ok())
+      return fail(s);
+    const VariantResult *orig = res->find("original");
+    const VariantResult *v = res->find("check");
+    if (!orig || !v)
+      return fail(
+          makeError(out.dir, "/results.txt: no result for the ", orig ? "check" : "original"));
+    if (v->timed && v->rounds < kCheckRounds && note)
+      note(out.dir + ": the check ran " + std::to_string(v->rounds) + " round(s); cudal1-eval " +
+           out.dir + " --rounds " + std::to_string(kCheckRounds) + " gives the drift rule its " +
+           "thirds of ten");
+    out.check = judgeCheck(candidateMeasurement(*v, *orig));
+    return out;
+  }
+  // Not evaluated (or not written yet): written as the rounds were measured.
+  cudal1::Expected<ProgramBundle> rounds = readProgramBundle(dir);
+  if (!rounds.ok())
+    return fail(rounds.error());
+  ProgramSetup setup;
+  setup.originalFile = input.file;
+  setup.build = rounds->build;
+  setup.run = rounds->run;
+  setup.timeRegex = rounds->timeRegex;
+  setup.ignoreRegex = rounds->ignoreRegex;
+  setup.rel = rounds->rel;
+  if (!rounds->reference.empty()) {
+    cudal1::Expected<std::vector<uint8_t>> ref = readWholeFile(rounds->path(rounds->reference));
+    if (!ref.ok())
+      return fail(ref.error());
+    setup.referenceSource.assign(ref->begin(), ref->end());
+  }
+  llvm::Expected<Variant> variant = deriveVariant(input, finalPlan);
+  if (!variant)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the final plan '%s' no longer applies: %s", planText.c_str(),
+                                   llvm::toString(variant.takeError()).c_str());
+  Candidate c;
+  c.id = "check";
+  c.kernel = kCombination;
+  c.variant = std::move(*variant);
+  cudal1::Expected<ProgramBundle> b = writeProgramBundle(out.dir, setup, {c}, keys, names);
+  if (!b.ok())
+    return fail(b.error());
+  return out;
 }
 
 } // namespace cudal1

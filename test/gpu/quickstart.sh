@@ -14,7 +14,9 @@
 # Without it (a GPU-only build, as on a GPU machine without LLVM): the split
 # path's GPU half on a bundle derived elsewhere ($CUDAL1_QUICKSTART_BUNDLE,
 # scripts/gpu-check passes it), whose results must show the original
-# verified and every variant judged. Exit 77 (skipped) without a GPU.
+# verified and every variant judged; where it holds the check bundle of a
+# first import (BUNDLE/check), that is measured too. Exit 77 (skipped)
+# without a GPU.
 set -u
 opt=$1 eval=$2 example=$3 work=$4
 fail() { echo "quickstart: FAIL: $*"; exit 1; }
@@ -81,4 +83,17 @@ variants=$(grep -c '^variant ' "$bundle/manifest.txt")
 judged=$(cat "$work/results.txt" "$bundle"/kernels/k*/results.txt 2>/dev/null |
   grep '^result v' | grep -v 'outcome=not-run' | awk '{print $2}' | sort -u | wc -l)
 [ "$variants" -gt 0 ] && [ "$judged" -eq "$variants" ] || fail "$judged of $variants variants judged"
+# The final plan's reproducibility check, where the carried bundle was
+# imported once already (BUNDLE/check, docs/Tuning.md "Without a GPU"):
+# measured too, its results beside the others for the second import.
+if [ -f "$bundle/check/manifest.txt" ]; then
+  "$eval" "$bundle/check" --rounds 30 -o "$work/check-results.txt" > "$work/check-eval.log" 2>&1 ||
+    { cat "$work/check-eval.log"; fail "cudal1-eval $bundle/check exited $?"; }
+  cat "$work/check-eval.log"
+  grep -q '^result original outcome=ok .*timed=yes' "$work/check-results.txt" ||
+    fail "the check's original was not verified and timed"
+  grep '^result check ' "$work/check-results.txt" | grep -qv 'outcome=not-run' ||
+    fail "the final plan was not judged in its check"
+  echo "quickstart: the final plan's check measured ($work/check-results.txt, for $bundle/check/results.txt)"
+fi
 echo "quickstart: ok (split path: $variants variants judged on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1))"

@@ -21,7 +21,10 @@
 #     back) for `split-kernel-bundle.sh import` where cudal1-opt is built.
 #     Exit 77 (skipped) without a GPU or without a bundle.
 #   split-kernel-bundle.sh import CUDAL1-OPT SOURCE_ROOT BUNDLE
-#     the import of an evaluated bundle, with the same check.
+#     the import of an evaluated bundle, with the same check; it writes the
+#     final plan's reproducibility check (BUNDLE/check) for the GPU machine
+#     (cudal1-eval BUNDLE/check --rounds 30, then this import again). In
+#     check mode with CUDAL1-OPT the check is evaluated and imported here.
 set -u
 mode=$1
 fail() { echo "split-kernel-bundle: FAIL: $*"; exit 1; }
@@ -43,14 +46,30 @@ emit() { # OPT ROOT BUNDLE
   done
 }
 
-import() { # OPT ROOT BUNDLE
+import() { # OPT ROOT BUNDLE [EVAL]
   "$1" "$2/$program" --import-results "$3" -o "$3/tuned.cu" -- -x cuda --cuda-gpu-arch=sm_90 \
     > "$3/import.log" 2>&1 || { rc=$?; cat "$3/import.log"; fail "cudal1-opt --import-results exited $rc"; }
   cat "$3/import.log"
   line=$(grep -E '^sumSquares ' "$3/import.log" | head -1)
   echo "$line" | grep -q 'warp-reduce.*(replay-double-reference' ||
     fail "sumSquares: warp-reduce was not judged by replay against the double reference: $line"
-  echo "split-kernel-bundle: ok (imported: $line)"
+  # The final plan is used only after its reproducibility check (B/check):
+  # measured here when cudal1-eval is at hand, else left for the GPU machine.
+  if [ -f "$3/check/manifest.txt" ] && [ ! -f "$3/check/results.txt" ]; then
+    if [ -z "${4:-}" ]; then
+      echo "split-kernel-bundle: ok (imported: $line; the final plan's check is in $3/check:" \
+           "cudal1-eval $3/check --rounds 30 on a GPU machine, then import again)"
+      return 0
+    fi
+    "$4" "$3/check" --rounds 30 > "$3/check-eval.log" 2>&1 ||
+      { rc=$?; cat "$3/check-eval.log"; fail "cudal1-eval $3/check exited $rc"; }
+    "$1" "$2/$program" --import-results "$3" -o "$3/tuned.cu" -- -x cuda --cuda-gpu-arch=sm_90 \
+      > "$3/import2.log" 2>&1 || { rc=$?; cat "$3/import2.log"; fail "the import after the check exited $rc"; }
+    cat "$3/import2.log"
+    grep -q '^reproducibility check: ' "$3/import2.log" || fail "the second import applied no check"
+    test -f "$3/tuned.cu" || fail "no output after the check"
+  fi
+  echo "split-kernel-bundle: ok (imported: $line; $(grep '^reproducibility check: ' "$3/import2.log" "$3/import.log" 2>/dev/null | head -1 | sed 's/^[^:]*://'))"
 }
 
 case $mode in
@@ -106,7 +125,7 @@ for id in $launched; do
 done
 echo "split-kernel-bundle: launch-changing variants replayed: $launched"
 if [ -n "$opt" ] && [ -x "$opt" ]; then
-  import "$opt" "$root" "$b"
+  import "$opt" "$root" "$b" "$eval"
 else
   echo "split-kernel-bundle: ok (evaluated; import $b where cudal1-opt is built:" \
        "split-kernel-bundle.sh import build/bin/cudal1-opt . BUNDLE)"
