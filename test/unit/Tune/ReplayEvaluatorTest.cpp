@@ -90,6 +90,8 @@ TEST(ReplayEvaluator, EachPassGivesItsLaunchRemap) {
   EXPECT_EQ(launchRemapOf(plan("@k: warp-rows")).str(), "lanes(32,256)");
   EXPECT_EQ(launchRemapOf(plan("@k: stage-shared(tile=16, rows=2)")).str(), "tiles(16,8)");
   EXPECT_EQ(launchRemapOf(plan("@k: stage-shared")).str(), "tiles(32,8)");
+  // The 1-D form keeps the launch.
+  EXPECT_TRUE(launchRemapOf(plan("@k: stage-shared(flat=1, tile=16)")).empty());
   EXPECT_EQ(
       launchRemapOf(plan("@k: restrict; @k: launch-config(block=32x8); @k: coarsen(factor=2)"))
           .str(),
