@@ -113,10 +113,11 @@ cl::list<double> cvLearningRates("cv-lr", cl::CommaSeparated, cl::value_desc("x,
                                  cl::desc("With --folds: stage (a)'s learning rates to choose "
                                           "from (default: --lr alone)"));
 cl::opt<unsigned> unmeasured(
-    "unmeasured", cl::init(16), cl::cat(cat),
+    "unmeasured", cl::init(0), cl::cat(cat),
     cl::desc("Stage (a): per training kernel, at most N legal plans of its program that nobody "
              "measured (a seeded sample) become targets of the heuristic's imitation, below "
-             "every plan measured faster (default 16; 0: none)"));
+             "every plan measured faster (default 0: none; cross-validation did not favour 16, "
+             "docs/results/policy-ablations.md)"));
 cl::opt<double> unmeasuredShare("unmeasured-share", cl::init(1.0), cl::cat(cat),
                                 cl::desc("Their term's weight as a share of --heuristic-weight "
                                          "(default 1)"));
