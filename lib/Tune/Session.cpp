@@ -528,7 +528,7 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
     VariantEvaluator *judge = evaluator;
     if (programEvaluator) {
       ProgramEvalOptions po;
-      po.maxRounds = 30;
+      po.maxRounds = kCheckRounds;
       po.seed = 7;
       po.referenceCache = programEvaluator->referenceRun(); // run once per session
       po.buildCache = programEvaluator->builds(); // the final plan was built in a round
