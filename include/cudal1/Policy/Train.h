@@ -152,9 +152,9 @@ struct UnmeasuredOptions {
 };
 
 struct UnmeasuredSummary {
-  unsigned kernels = 0;     ///< kernels given unmeasured plans
-  unsigned legal = 0;       ///< legal plans of those kernels nobody measured
-  unsigned plans = 0;       ///< of them, kept (the cap)
+  unsigned kernels = 0; ///< kernels given unmeasured plans
+  unsigned legal = 0;   ///< legal plans of those kernels nobody measured
+  unsigned plans = 0;   ///< of them, kept (the cap)
   unsigned kernelsWithoutSource = 0, kernelsChanged = 0;
   double seconds = 0;
 };

@@ -348,12 +348,11 @@ private:
       return forwardGroup(g, context, targets, drop);
     std::vector<unsigned> all(g.numPrior);
     std::iota(all.begin(), all.end(), 0u);
-    torch::Tensor planRows =
-        torch::cat({select(g.plans, g.plansBare, config.planDim, targets,
-                           drop ? &drop->targets : nullptr),
-                    select(g.priorPlans, g.priorPlansBare, config.planDim, all,
-                           drop && !drop->prior.empty() ? &drop->prior : nullptr)},
-                   0);
+    torch::Tensor planRows = torch::cat(
+        {select(g.plans, g.plansBare, config.planDim, targets, drop ? &drop->targets : nullptr),
+         select(g.priorPlans, g.priorPlansBare, config.planDim, all,
+                drop && !drop->prior.empty() ? &drop->prior : nullptr)},
+        0);
     torch::Tensor out = net->forward(stateOf(g),
                                      select(g.asExemplar, g.asExemplarBare, config.exemplarDim,
                                             context, drop ? &drop->context : nullptr),
@@ -368,9 +367,8 @@ private:
   /// the original; every target timed faster than the original (beyond its
   /// noise) ranks above every unmeasured plan. Pairs of measured plans are
   /// not here: a measurement is never overridden.
-  torch::Tensor priorLoss(const torch::Tensor &out, const torch::Tensor &prior,
-                          const TrainGroup &g, const std::vector<unsigned> &targets,
-                          const TrainConfig &tc) {
+  torch::Tensor priorLoss(const torch::Tensor &out, const torch::Tensor &prior, const TrainGroup &g,
+                          const std::vector<unsigned> &targets, const TrainConfig &tc) {
     torch::Tensor mp = prior.select(1, 0), mt = out.select(1, 0);
     torch::Tensor m = torch::cat({mt, mp}, 0); // targets, then the unmeasured plans
     int64_t nt = int64_t(targets.size());

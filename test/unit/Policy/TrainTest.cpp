@@ -823,7 +823,7 @@ namespace {
 /// The legal plans nobody measured, in the heuristic's order (strict ranks).
 const std::vector<std::string> &unmeasuredOrderPlans() {
   static const std::vector<std::string> plans = {
-      "warp-reduce",         "coalesce", "vectorize(width=16)",
+      "warp-reduce",        "coalesce", "vectorize(width=16)",
       "vectorize(width=8)", "restrict", "unroll(loop=0, factor=4)"};
   return plans;
 }
@@ -878,7 +878,7 @@ Dataset unmeasuredDataset(unsigned n) {
 }
 
 struct UnmeasuredAgreement {
-  double heuristic = -1; ///< unmeasured pairs ordered as the heuristic orders them
+  double heuristic = -1;     ///< unmeasured pairs ordered as the heuristic orders them
   double measuredFirst = -1; ///< (measured-faster, unmeasured) pairs with the measured one first
   double measuredPair = -1;  ///< launch-config above launch-bounds, as measured
 };
