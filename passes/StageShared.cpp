@@ -453,7 +453,8 @@ std::string directionOf(const std::vector<Strided> &reads, const Strided &write,
     // and every read is coalesced (or uniform) with threadIdx.x along y.
     p.readAlongX = false;
     if (std::none_of(reads.begin(), reads.end(), [](const Strided &r) { return spread(r.x); }))
-      return "no read is strided along " + ax + " and the store is unit-stride: already "
+      return "no read is strided along " + ax +
+             " and the store is unit-stride: already "
              "coalesced";
     for (const Strided &r : reads)
       if (!unit(r.y) && !zero(r.y))
@@ -535,7 +536,8 @@ std::string flatSplit(ASTContext &ast, Pattern &p) {
       if (auto *r = dyn_cast<DeclRefExpr>(c)) {
         auto *pv = dyn_cast<ParmVarDecl>(r->getDecl());
         if (why.empty() && (!pv || !pv->getType()->isIntegerType()))
-          why = "the divisor '" + t + "' of the 1-D id is not made of integer parameters and "
+          why = "the divisor '" + t +
+                "' of the 1-D id is not made of integer parameters and "
                 "constants (it must be the same for every thread)";
       } else if (isa<ArraySubscriptExpr>(c) || isa<CallExpr>(c) ||
                  (isa<Expr>(c) && cast<Expr>(c)->HasSideEffects(ast))) {
@@ -561,9 +563,8 @@ std::string flatSplit(ASTContext &ast, Pattern &p) {
       target = uo->getSubExpr();
     auto *dre = target ? dyn_cast<DeclRefExpr>(target->IgnoreParenImpCasts()) : nullptr;
     if (dre && why.empty() && (isa<ParmVarDecl>(dre->getDecl()) || dre->getDecl() == p.x))
-      why = "the kernel changes (or takes the address of) '" +
-            dre->getDecl()->getNameAsString() + "' at line " +
-            std::to_string(lineOf(ast, dre->getBeginLoc())) +
+      why = "the kernel changes (or takes the address of) '" + dre->getDecl()->getNameAsString() +
+            "' at line " + std::to_string(lineOf(ast, dre->getBeginLoc())) +
             ", which each element's thread must see as the original thread did";
   });
   return why;
@@ -626,13 +627,20 @@ struct IndexEval {
       if (!a || !b)
         return std::nullopt;
       switch (bo->getOpcode()) {
-      case BO_Add: return *a + *b;
-      case BO_Sub: return *a - *b;
-      case BO_Mul: return *a * *b;
-      case BO_Div: return *b == 0 ? std::nullopt : std::optional<int64_t>(*a / *b);
-      case BO_Rem: return *b == 0 ? std::nullopt : std::optional<int64_t>(*a % *b);
-      case BO_Shl: return *b < 0 || *b > 30 ? std::nullopt : std::optional<int64_t>(*a << *b);
-      default: return std::nullopt;
+      case BO_Add:
+        return *a + *b;
+      case BO_Sub:
+        return *a - *b;
+      case BO_Mul:
+        return *a * *b;
+      case BO_Div:
+        return *b == 0 ? std::nullopt : std::optional<int64_t>(*a / *b);
+      case BO_Rem:
+        return *b == 0 ? std::nullopt : std::optional<int64_t>(*a % *b);
+      case BO_Shl:
+        return *b < 0 || *b > 30 ? std::nullopt : std::optional<int64_t>(*a << *b);
+      default:
+        return std::nullopt;
       }
     }
     return std::nullopt;
@@ -689,7 +697,8 @@ std::string checkFlatStrides(TransformContext &ctx, unsigned kernel, Pattern &p)
         ev.id = g;
         return ev(as->getIdx());
       };
-      auto base = at(row * *w + col), right = at(row * *w + col + 1), down = at((row + 1) * *w + col);
+      auto base = at(row * *w + col), right = at(row * *w + col + 1),
+           down = at((row + 1) * *w + col);
       if (!base || !right || !down)
         return "the index of " + spelled(ast, as) + " at line " +
                std::to_string(lineOf(ast, as->getBeginLoc())) +
@@ -724,8 +733,8 @@ std::string checkFlatStrides(TransformContext &ctx, unsigned kernel, Pattern &p)
     else
       reads.push_back(s);
   }
-  return directionOf(reads, write, p, "the column (idx + 1)", "the row (idx + " +
-                                                                 spelled(ast, p.divisor) + ")");
+  return directionOf(reads, write, p, "the column (idx + 1)",
+                     "the row (idx + " + spelled(ast, p.divisor) + ")");
 }
 
 /// The 1-D form keeps every launch: each needs a 1-D grid and a constant
@@ -934,7 +943,8 @@ std::string flatRewrite(ASTContext &ast, const Pattern &p, const Params &q) {
     s += "      if (cudal1_col < cudal1_w && cudal1_g < cudal1_threads) {\n";
     for (const VarDecl *v : p.leading) {
       if (v == p.x)
-        s += "        " + declare(v, "(unsigned)cudal1_g") + "        (void)" + // the original's unsigned id
+        s += "        " + declare(v, "(unsigned)cudal1_g") +
+             "        (void)" + // the original's unsigned id
              v->getNameAsString() + ";\n";
       else if (use.count(v))
         s += "        " + declare(v, spelled(ast, v->getInit()));
@@ -944,8 +954,8 @@ std::string flatRewrite(ASTContext &ast, const Pattern &p, const Params &q) {
       for (const DeclStmt *d : p.locals)
         for (const Decl *v : d->decls())
           if (use.count(cast<VarDecl>(v)))
-            s += "          " +
-                 declare(cast<VarDecl>(v), spelled(ast, cast<VarDecl>(v)->getInit()));
+            s +=
+                "          " + declare(cast<VarDecl>(v), spelled(ast, cast<VarDecl>(v)->getInit()));
       s += "          " + slot + " = " + spelled(ast, p.store->getRHS()) + ";\n";
     } else {
       for (const VarDecl *v : storeLocals(p))
@@ -957,8 +967,8 @@ std::string flatRewrite(ASTContext &ast, const Pattern &p, const Params &q) {
   };
   std::string s = "{\n";
   s += "  // stage-shared(tile=" + T + ", pad=" + std::to_string(q.pad) +
-       ", flat=1): the 1-D id's threads as rows of " + spelled(ast, p.divisor) + ", in " + T +
-       "x" + T + " tiles over which the blocks of " + B +
+       ", flat=1): the 1-D id's threads as rows of " + spelled(ast, p.divisor) + ", in " + T + "x" +
+       T + " tiles over which the blocks of " + B +
        " threads stride; the values are computed with threadIdx.x along the " +
        (p.readAlongX ? "column" : "row") + " and stored with it along the " +
        (p.readAlongX ? "row" : "column") + "\n";

@@ -8,11 +8,11 @@
 // Wrapper units are compiled with --default-stream per-thread, so that the
 // program's <<<...>>> launches go to a stream that can be captured.
 #pragma once
-#include <cuda_runtime.h>
-#include <cublas_v2.h>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
 
 /// One cuBLAS GEMM of the library variant: row-major C (m x n) =
 /// alpha * op(A) op(B) + beta * C, A m x k (transA: stored k x m), B k x n
@@ -43,5 +43,6 @@ cublasStatus_t benchRunGemm(cublasHandle_t h, const BenchGemmCall &call, cudaStr
 #define BENCH_CHECK(call)                                                                          \
   do {                                                                                             \
     cudaError_t benchErr_ = (call);                                                                \
-    if (benchErr_ != cudaSuccess) benchFail(#call, benchErr_, __FILE__, __LINE__);                 \
+    if (benchErr_ != cudaSuccess)                                                                  \
+      benchFail(#call, benchErr_, __FILE__, __LINE__);                                             \
   } while (0)

@@ -12,7 +12,8 @@
 // the timing is done.
 template <typename T> static cudaError_t cudal1BenchMalloc(T **p, size_t bytes) {
   cudaError_t e = cudaMalloc(reinterpret_cast<void **>(p), bytes);
-  if (e == cudaSuccess) benchRecordAlloc(*p, bytes);
+  if (e == cudaSuccess)
+    benchRecordAlloc(*p, bytes);
   return e;
 }
 static inline cudaError_t cudal1BenchFree(void *p) {
@@ -93,8 +94,7 @@ struct Cudal1Cublas {
 struct Cudal1CublasSetup : Cudal1Cublas {};
 template <typename T>
 static void cudal1Gemm(Cudal1Cublas &h, bool transA, bool transB, long long m, long long n,
-                       long long k, T alpha, const T *a, const T *b, T beta, T *c,
-                       cudaStream_t) {
+                       long long k, T alpha, const T *a, const T *b, T beta, T *c, cudaStream_t) {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "float or double");
   BenchGemmCall call;
   call.isDouble = sizeof(T) == 8;
@@ -114,8 +114,9 @@ static void cudal1Gemm(Cudal1Cublas &h, bool transA, bool transB, long long m, l
     exit(1);
   }
 }
-template <typename T> static void cudal1Gemv(Cudal1Cublas &, bool, long long, long long, T,
-                                             const T *, const T *, T, T *, cudaStream_t) {
+template <typename T>
+static void cudal1Gemv(Cudal1Cublas &, bool, long long, long long, T, const T *, const T *, T, T *,
+                       cudaStream_t) {
   fprintf(stderr, "gemm-vs-cublas: a GEMV is not a GEMM (not benchmarked)\n");
   exit(1);
 }

@@ -612,8 +612,8 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
   // earlier evaluation of the session ran the same build of it already:
   // its runs are taken from there (they only grow in number).
   std::shared_ptr<ProgramOriginalRuns> earlier = opts.originalRuns;
-  bool reuse = earlier && !earlier->key.empty() && earlier->key == originalKey &&
-               !earlier->later.empty();
+  bool reuse =
+      earlier && !earlier->key.empty() && earlier->key == originalKey && !earlier->later.empty();
   Run o1, o2;
   if (reuse) {
     o1.ok = o2.ok = true;
@@ -868,10 +868,10 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
         res.results[i].details.push_back(
             "timing stopped after " + std::to_string(done) + " rounds: it cannot win (" +
             formatDouble(e->second.lo) + "x to " + formatDouble(e->second.hi) + "x, " +
-            (e->second.hi < 1                   ? std::string("below the original")
-             : e->second.hi < kMinFasterSpeedup ? "below the " + formatDouble(kMinFasterSpeedup) +
-                                                      "x a plan must reach"
-                                                : std::string("below another variant")) +
+            (e->second.hi < 1 ? std::string("below the original")
+             : e->second.hi < kMinFasterSpeedup
+                 ? "below the " + formatDouble(kMinFasterSpeedup) + "x a plan must reach"
+                 : std::string("below another variant")) +
             ")");
         continue;
       }

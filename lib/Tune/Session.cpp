@@ -531,8 +531,8 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
       po.maxRounds = kCheckRounds;
       po.seed = 7;
       po.referenceCache = programEvaluator->referenceRun(); // run once per session
-      po.buildCache = programEvaluator->builds(); // the final plan was built in a round
-      po.originalRuns = programEvaluator->originalRuns(); // its verification runs so far
+      po.buildCache = programEvaluator->builds();           // the final plan was built in a round
+      po.originalRuns = programEvaluator->originalRuns();   // its verification runs so far
       // Enough rounds for the drift rule, then as many as it takes to
       // decide it: passed with a margin, or its interval below 1.
       po.checkDecided = [](const std::vector<double> &a, const std::vector<double> &c) {

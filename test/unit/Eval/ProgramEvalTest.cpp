@@ -735,8 +735,7 @@ TEST(ProgramEval, BuildCacheBuildsEachSourceOnce) {
   std::string dir = makeTempDir();
   ProgramBundle b = scriptBundle(dir);
   std::string count = dir + "/builds.n";
-  b.build = {"/bin/sh", "-c",
-             "echo x >> " + count + " && cp {src} {exe} && chmod +x {exe}"};
+  b.build = {"/bin/sh", "-c", "echo x >> " + count + " && cp {src} {exe} && chmod +x {exe}"};
   writeScript(dir + "/original.sh", "echo checksum=1");
   writeScript(dir + "/a.sh", "echo checksum=1");
   b.variants.push_back({"a", "a.sh", false});
@@ -832,7 +831,8 @@ TEST(ProgramEval, CheckRoundsEndWhenDecided) {
 TEST(ProgramEval, OriginalRunsCarryOverBetweenEvaluations) {
   std::string dir = makeTempDir();
   ProgramBundle b = timedBundle(dir, "50", {{"v25", "25"}});
-  writeScript(dir + "/original.sh", runCounter(dir + "/original.n") + "echo checksum=1; echo gpu_ms=50");
+  writeScript(dir + "/original.sh",
+              runCounter(dir + "/original.n") + "echo checksum=1; echo gpu_ms=50");
   auto runs = [&] {
     std::ifstream in(dir + "/original.n");
     int n = 0;

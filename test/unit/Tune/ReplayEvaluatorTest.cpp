@@ -210,7 +210,8 @@ public:
 /// A replay that waits (up to 10 s) for another evaluator's prepare().
 class WaitsForPrepare : public Scripted {
 public:
-  explicit WaitsForPrepare(const Scripted &other) : Scripted(Judge::ReplayReference), other(other) {}
+  explicit WaitsForPrepare(const Scripted &other)
+      : Scripted(Judge::ReplayReference), other(other) {}
   llvm::Expected<std::vector<Measurement>> evaluate(const std::vector<Candidate> &cs) override {
     for (int i = 0; i < 1000 && !other.preparedNow; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
