@@ -9,6 +9,7 @@
 #include "StageShared.h"
 #include "cudal1/Analysis/AffineIndex.h"
 #include "cudal1/Rewrite/HostCode.h"
+#include "ConfigDims.h"
 #include "cudal1/Rewrite/RewriteUtils.h"
 
 #include "clang/AST/ASTContext.h"
@@ -745,31 +746,8 @@ std::string flatLaunches(TransformContext &ctx, unsigned kernel, Pattern &p) {
   std::vector<unsigned> launches = distinctLaunches(ctx, kernel);
   if (launches.empty())
     return "the kernel is never launched in this file, so its block shape cannot be derived";
-  // The dimensions of a configuration argument: an integer, or a dim3
-  // (possibly through a variable's initializer).
   auto dims = [&](const Expr *e, std::vector<std::optional<uint64_t>> &out) {
-    const Expr *s = e->IgnoreUnlessSpelledInSource();
-    if (auto *dre = dyn_cast<DeclRefExpr>(s))
-      if (auto *vd = dyn_cast<VarDecl>(dre->getDecl());
-          vd && vd->hasInit() && !vd->getType()->isIntegerType())
-        s = vd->getInit()->IgnoreUnlessSpelledInSource();
-    auto value = [&](const Expr *a) -> std::optional<uint64_t> {
-      Expr::EvalResult r;
-      if (a->EvaluateAsInt(r, ctx.unit.ast()))
-        return r.Val.getInt().getZExtValue();
-      return std::nullopt;
-    };
-    if (s->getType()->isIntegerType()) {
-      out = {value(s)};
-      return true;
-    }
-    auto *ce = dyn_cast<CXXConstructExpr>(s);
-    if (!ce)
-      return false;
-    for (const Expr *a : ce->arguments())
-      if (!isa<CXXDefaultArgExpr>(a))
-        out.push_back(value(a));
-    return !out.empty();
+    return configDims(e, ctx.unit.ast(), out);
   };
   p.block = 0;
   for (unsigned l : launches) {

@@ -7,6 +7,7 @@
 #include "TileShared.h"
 #include "cudal1/Analysis/AffineIndex.h"
 #include "cudal1/Analysis/Idioms.h"
+#include "ConfigDims.h"
 #include "cudal1/Rewrite/RewriteUtils.h"
 
 #include "clang/AST/ASTContext.h"
@@ -719,31 +720,8 @@ std::string flatBlock(TransformContext &ctx, unsigned kernel, unsigned &tile) {
   std::vector<unsigned> launches = definitionLaunches(ctx, kernel);
   if (launches.empty())
     return "the kernel has no launch site in this file, so its block shape is unknown";
-  // The dimensions of a configuration argument: an integer, or a dim3 of
-  // constants past the first.
   auto dims = [&](const Expr *e, std::vector<std::optional<uint64_t>> &out) {
-    const Expr *s = e->IgnoreUnlessSpelledInSource();
-    if (auto *dre = dyn_cast<DeclRefExpr>(s))
-      if (auto *vd = dyn_cast<VarDecl>(dre->getDecl());
-          vd && vd->hasInit() && !vd->getType()->isIntegerType())
-        s = vd->getInit()->IgnoreUnlessSpelledInSource();
-    auto value = [&](const Expr *a) -> std::optional<uint64_t> {
-      Expr::EvalResult r;
-      if (a->EvaluateAsInt(r, ctx.unit.ast()))
-        return r.Val.getInt().getZExtValue();
-      return std::nullopt;
-    };
-    if (s->getType()->isIntegerType()) {
-      out = {value(s)};
-      return true;
-    }
-    auto *ce = dyn_cast<CXXConstructExpr>(s);
-    if (!ce)
-      return false;
-    for (const Expr *a : ce->arguments())
-      if (!isa<CXXDefaultArgExpr>(a))
-        out.push_back(value(a));
-    return !out.empty();
+    return configDims(e, ctx.unit.ast(), out);
   };
   tile = 0;
   for (unsigned l : launches) {
