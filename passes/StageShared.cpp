@@ -7,7 +7,6 @@
 // the write's unit-stride index. Every element is computed and stored by the
 // same (x, y) as before, under the original guard.
 #include "StageShared.h"
-#include "ConfigDims.h"
 #include "cudal1/Analysis/AffineIndex.h"
 #include "cudal1/Rewrite/HostCode.h"
 #include "cudal1/Rewrite/RewriteUtils.h"

@@ -5,7 +5,6 @@
 // elements are loaded as zero. The bounds check moves below the tiled loop,
 // so every thread of the block reaches the barriers.
 #include "TileShared.h"
-#include "ConfigDims.h"
 #include "cudal1/Analysis/AffineIndex.h"
 #include "cudal1/Analysis/Idioms.h"
 #include "cudal1/Rewrite/RewriteUtils.h"

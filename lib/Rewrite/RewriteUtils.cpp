@@ -97,36 +97,44 @@ clang::CharSourceRange cudal1::configRange(TransformContext &ctx, unsigned launc
   return r;
 }
 
-std::optional<unsigned> cudal1::constantBlockSize(TransformContext &ctx, unsigned launch) {
-  const Expr *e = launchConfigArg(ctx, launch, 1);
-  if (!e)
-    return std::nullopt;
-  ASTContext &ast = ctx.unit.ast();
-  auto evalArgs = [&](const Expr *init) -> std::optional<unsigned> {
-    init = init->IgnoreUnlessSpelledInSource();
-    Expr::EvalResult r;
-    if (init->getType()->isIntegerType()) {
-      if (init->EvaluateAsInt(r, ast))
-        return unsigned(r.Val.getInt().getZExtValue());
-      return std::nullopt;
-    }
-    if (auto *ce = dyn_cast<CXXConstructExpr>(init)) {
-      unsigned prod = 1;
-      for (const Expr *a : ce->arguments()) {
-        if (!a->EvaluateAsInt(r, ast))
-          return std::nullopt;
-        prod *= unsigned(r.Val.getInt().getZExtValue());
-      }
-      return prod;
-    }
-    return std::nullopt;
-  };
+bool cudal1::configDims(const Expr *e, ASTContext &ast,
+                        std::vector<std::optional<uint64_t>> &out) {
   const Expr *s = e->IgnoreUnlessSpelledInSource();
   if (auto *dre = dyn_cast<DeclRefExpr>(s))
     if (auto *vd = dyn_cast<VarDecl>(dre->getDecl());
         vd && vd->hasInit() && !vd->getType()->isIntegerType())
-      return evalArgs(vd->getInit());
-  return evalArgs(s);
+      s = vd->getInit()->IgnoreUnlessSpelledInSource();
+  auto value = [&](const Expr *a) -> std::optional<uint64_t> {
+    Expr::EvalResult r;
+    if (a->EvaluateAsInt(r, ast))
+      return r.Val.getInt().getZExtValue();
+    return std::nullopt;
+  };
+  if (s->getType()->isIntegerType()) {
+    out = {value(s)};
+    return true;
+  }
+  auto *ce = dyn_cast<CXXConstructExpr>(s);
+  if (!ce)
+    return false;
+  for (const Expr *a : ce->arguments())
+    if (!isa<CXXDefaultArgExpr>(a))
+      out.push_back(value(a));
+  return !out.empty();
+}
+
+std::optional<unsigned> cudal1::constantBlockSize(TransformContext &ctx, unsigned launch) {
+  const Expr *e = launchConfigArg(ctx, launch, 1);
+  std::vector<std::optional<uint64_t>> dims;
+  if (!e || !configDims(e, ctx.unit.ast(), dims))
+    return std::nullopt;
+  unsigned threads = 1;
+  for (const std::optional<uint64_t> &d : dims) {
+    if (!d)
+      return std::nullopt;
+    threads *= unsigned(*d);
+  }
+  return threads;
 }
 
 namespace {

@@ -6,6 +6,7 @@
 
 #include "llvm/ADT/DenseSet.h"
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -46,6 +47,13 @@ const clang::Expr *launchConfigArg(TransformContext &ctx, unsigned launch, unsig
 /// `why` (when given) gets the reason then, naming the macro.
 clang::CharSourceRange configRange(TransformContext &ctx, unsigned launch, unsigned which,
                                    std::string *why = nullptr);
+
+/// The dimensions of a launch configuration argument `e` as spelled (an
+/// integer, or a dim3, possibly through a variable's initializer), each a
+/// constant or nullopt; dim3's defaulted arguments are not listed. False
+/// when `e` is neither an integer nor a dim3 construction.
+bool configDims(const clang::Expr *e, clang::ASTContext &ast,
+                std::vector<std::optional<uint64_t>> &out);
 
 /// The number of threads per block of a launch when it is a compile-time
 /// constant (an integer, dim3(a, b, c) or a dim3 variable initialised with
