@@ -97,8 +97,7 @@ clang::CharSourceRange cudal1::configRange(TransformContext &ctx, unsigned launc
   return r;
 }
 
-bool cudal1::configDims(const Expr *e, ASTContext &ast,
-                        std::vector<std::optional<uint64_t>> &out) {
+bool cudal1::configDims(const Expr *e, ASTContext &ast, std::vector<std::optional<uint64_t>> &out) {
   const Expr *s = e->IgnoreUnlessSpelledInSource();
   if (auto *dre = dyn_cast<DeclRefExpr>(s))
     if (auto *vd = dyn_cast<VarDecl>(dre->getDecl());
