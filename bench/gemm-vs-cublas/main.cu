@@ -9,6 +9,7 @@
 // ARGS (name=value) go to every variant's main. Prints one `row,...` line
 // per (launch, variant) and exits non-zero when something could not run.
 #include "harness.cuh"
+#include "kernel_name.h"
 // The driver frees and allocates for itself.
 #undef cudaMalloc
 #undef cudaFree
@@ -97,20 +98,6 @@ cublasStatus_t benchRunGemm(cublasHandle_t h, const BenchGemmCall &c, cudaStream
 }
 
 namespace {
-
-// A kernel node's function is the kernel NAME when its (mangled or plain)
-// name says so: `<len>NAME` followed by E or I (a name in the variant's
-// namespace), or `::NAME(`.
-bool namesKernel(const char *fn, const std::string &name) {
-  if (!fn) return false;
-  std::string f = fn, enc = std::to_string(name.size()) + name;
-  for (size_t at = f.find(enc); at != std::string::npos; at = f.find(enc, at + 1)) {
-    bool lenStart = at == 0 || !isdigit((unsigned char)f[at - 1]);
-    char after = at + enc.size() < f.size() ? f[at + enc.size()] : '\0';
-    if (lenStart && (after == 'E' || after == 'I')) return true;
-  }
-  return f.find("::" + name + "(") != std::string::npos || f == name;
-}
 
 struct Launch {
   cudaKernelNodeParams params{};
