@@ -745,29 +745,19 @@ std::string flatLaunches(TransformContext &ctx, unsigned kernel, Pattern &p) {
   std::vector<unsigned> launches = distinctLaunches(ctx, kernel);
   if (launches.empty())
     return "the kernel is never launched in this file, so its block shape cannot be derived";
-  auto dims = [&](const Expr *e, std::vector<std::optional<uint64_t>> &out) {
-    return configDims(e, ctx.unit.ast(), out);
-  };
   p.block = 0;
   for (unsigned l : launches) {
-    const Expr *gridArg = launchConfigArg(ctx, l, 0), *blockArg = launchConfigArg(ctx, l, 1);
-    std::vector<std::optional<uint64_t>> gd, bd;
+    std::optional<uint64_t> threads;
+    if (std::string why = oneDimLaunch(ctx, l, threads); !why.empty())
+      return why;
     std::string at = "launch #" + std::to_string(l);
-    if (!gridArg || !blockArg || !dims(gridArg, gd) || !dims(blockArg, bd))
-      return at + ": its grid and block are not an integer or a dim3";
-    for (size_t i = 1; i < gd.size(); ++i)
-      if (gd[i] != 1u)
-        return at + " has a grid that is not 1-D (the 1-D form keeps the launch)";
-    for (size_t i = 1; i < bd.size(); ++i)
-      if (bd[i] != 1u)
-        return at + " has a block that is not 1-D";
-    if (!bd[0] || *bd[0] % 32 || *bd[0] > 1024 || (*bd[0] & (*bd[0] - 1)))
+    if (!threads || *threads % 32 || *threads > 1024 || (*threads & (*threads - 1)))
       return at + " needs a constant block of 32, 64, ..., 1024 threads (the tile's rows are "
                   "the block's threads over T)";
-    if (p.block && p.block != *bd[0])
+    if (p.block && p.block != *threads)
       return "the kernel's launches use different block sizes (" + std::to_string(p.block) +
-             " and " + std::to_string(*bd[0]) + ")";
-    p.block = unsigned(*bd[0]);
+             " and " + std::to_string(*threads) + ")";
+    p.block = unsigned(*threads);
   }
   return "";
 }

@@ -719,23 +719,13 @@ std::string flatBlock(TransformContext &ctx, unsigned kernel, unsigned &tile) {
   std::vector<unsigned> launches = definitionLaunches(ctx, kernel);
   if (launches.empty())
     return "the kernel has no launch site in this file, so its block shape is unknown";
-  auto dims = [&](const Expr *e, std::vector<std::optional<uint64_t>> &out) {
-    return configDims(e, ctx.unit.ast(), out);
-  };
   tile = 0;
   for (unsigned l : launches) {
-    const Expr *gridArg = launchConfigArg(ctx, l, 0), *blockArg = launchConfigArg(ctx, l, 1);
-    std::vector<std::optional<uint64_t>> gd, bd;
+    std::optional<uint64_t> threads;
+    if (std::string why = oneDimLaunch(ctx, l, threads); !why.empty())
+      return why;
     std::string at = "launch #" + std::to_string(l);
-    if (!gridArg || !blockArg || !dims(gridArg, gd) || !dims(blockArg, bd))
-      return at + ": its grid and block are not an integer or a dim3";
-    for (size_t i = 1; i < gd.size(); ++i)
-      if (gd[i] != 1u)
-        return at + " has a grid that is not 1-D";
-    for (size_t i = 1; i < bd.size(); ++i)
-      if (bd[i] != 1u)
-        return at + " has a block that is not 1-D";
-    unsigned t = bd[0] == 64u ? 8 : bd[0] == 256u ? 16 : bd[0] == 1024u ? 32 : 0;
+    unsigned t = threads == 64u ? 8 : threads == 256u ? 16 : threads == 1024u ? 32 : 0;
     if (!t)
       return at + " needs a constant block of 64, 256 or 1024 threads (a square tile)";
     if (tile && tile != t)

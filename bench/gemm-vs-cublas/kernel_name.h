@@ -15,16 +15,20 @@
 // digit: the variant namespace `cudal1_bench_tuned_01` holding `matmul`
 // mangles as `21cudal1_bench_tuned_016matmul`.
 inline bool namesKernel(const char *fn, const std::string &name) {
-  if (!fn) return false;
+  if (!fn)
+    return false;
   std::string f = fn;
   if (f.compare(0, 2, "_Z") == 0) {
     size_t at = 2;
-    if (at < f.size() && f[at] == 'N') ++at;
+    if (at < f.size() && f[at] == 'N')
+      ++at;
     std::string last;
     while (at < f.size() && isdigit((unsigned char)f[at])) {
       size_t len = 0;
-      while (at < f.size() && isdigit((unsigned char)f[at])) len = len * 10 + (f[at++] - '0');
-      if (len == 0 || at + len > f.size()) return false;
+      while (at < f.size() && isdigit((unsigned char)f[at]))
+        len = len * 10 + (f[at++] - '0');
+      if (len == 0 || at + len > f.size())
+        return false;
       last = f.substr(at, len);
       at += len;
     }
@@ -34,11 +38,14 @@ inline bool namesKernel(const char *fn, const std::string &name) {
   size_t paren = f.find('(');
   std::string head = f.substr(0, paren);
   size_t lt = head.find('<');
-  if (lt != std::string::npos) head = head.substr(0, lt);
+  if (lt != std::string::npos)
+    head = head.substr(0, lt);
   size_t colon = head.rfind("::");
-  if (colon != std::string::npos) head = head.substr(colon + 2);
+  if (colon != std::string::npos)
+    head = head.substr(colon + 2);
   size_t space = head.rfind(' ');
-  if (space != std::string::npos) head = head.substr(space + 1);
+  if (space != std::string::npos)
+    head = head.substr(space + 1);
   return head == name;
 }
 

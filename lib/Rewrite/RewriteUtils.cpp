@@ -122,6 +122,25 @@ bool cudal1::configDims(const Expr *e, ASTContext &ast, std::vector<std::optiona
   return !out.empty();
 }
 
+std::string cudal1::oneDimLaunch(TransformContext &ctx, unsigned launch,
+                                 std::optional<uint64_t> &blockThreads) {
+  const Expr *gridArg = launchConfigArg(ctx, launch, 0),
+             *blockArg = launchConfigArg(ctx, launch, 1);
+  std::vector<std::optional<uint64_t>> gd, bd;
+  std::string at = "launch #" + std::to_string(launch);
+  if (!gridArg || !blockArg || !configDims(gridArg, ctx.unit.ast(), gd) ||
+      !configDims(blockArg, ctx.unit.ast(), bd))
+    return at + ": its grid and block are not an integer or a dim3";
+  for (size_t i = 1; i < gd.size(); ++i)
+    if (gd[i] != 1u)
+      return at + " has a grid that is not 1-D";
+  for (size_t i = 1; i < bd.size(); ++i)
+    if (bd[i] != 1u)
+      return at + " has a block that is not 1-D";
+  blockThreads = bd[0];
+  return "";
+}
+
 std::optional<unsigned> cudal1::constantBlockSize(TransformContext &ctx, unsigned launch) {
   const Expr *e = launchConfigArg(ctx, launch, 1);
   std::vector<std::optional<uint64_t>> dims;

@@ -55,6 +55,14 @@ clang::CharSourceRange configRange(TransformContext &ctx, unsigned launch, unsig
 bool configDims(const clang::Expr *e, clang::ASTContext &ast,
                 std::vector<std::optional<uint64_t>> &out);
 
+/// "" when launch `launch` has a 1-D grid and a 1-D block (an integer, or a
+/// dim3 whose other dimensions are 1), setting `blockThreads` to the block's
+/// threads (nullopt when not a constant); otherwise the reason, starting
+/// "launch #N". The 1-D forms of tile-shared and stage-shared keep such
+/// launches as they are.
+std::string oneDimLaunch(TransformContext &ctx, unsigned launch,
+                         std::optional<uint64_t> &blockThreads);
+
 /// The number of threads per block of a launch when it is a compile-time
 /// constant (an integer, dim3(a, b, c) or a dim3 variable initialised with
 /// constants), else nullopt.
