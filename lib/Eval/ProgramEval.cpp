@@ -16,6 +16,7 @@
 #include <mutex>
 #include <random>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -264,6 +265,17 @@ bool compareWithReference(const std::vector<std::string> &reference,
         std::to_string(reference.size()));
     return false;
   }
+  // 1. Every printed number with the original's error there (its largest
+  // over its runs). A family is the numbers at one position of the lines of
+  // one shape ("row # sum=#": the sums of all rows): the replay rule's
+  // buffer, over which the original's error is pooled.
+  struct Number {
+    size_t line = 0, index = 0;
+    double x = 0, y = 0, errO = 0;
+    bool integral = false, originalFinite = true, likeOriginal = false;
+    std::string family, item, xText, yText;
+  };
+  std::vector<Number> numbers;
   for (size_t l = 0; l < reference.size(); ++l) {
     Tokens r = tokenize(reference[l]), v = tokenize(variant[l]);
     std::string where = "line " + std::to_string(l + 1);
@@ -274,42 +286,90 @@ bool compareWithReference(const std::vector<std::string> &reference,
     }
     std::vector<Tokens> runs = sameShapeLines(originalRuns, l, r);
     for (size_t k = 0; k < r.numbers.size(); ++k) {
-      double x = std::strtod(r.numbers[k].c_str(), nullptr);
-      double y = std::strtod(v.numbers[k].c_str(), nullptr);
-      std::string item = where + " number " + std::to_string(k + 1) + ": expected " + r.numbers[k] +
-                         " (reference program), got " + v.numbers[k];
-      // The original's own error here: its largest over its runs.
-      double errO = 0;
-      bool originalFinite = true,
-           integral = looksIntegral(r.numbers[k]) && looksIntegral(v.numbers[k]);
-      bool likeOriginal = false; // v is non-finite exactly where an original run is
+      Number n;
+      n.line = l;
+      n.index = k;
+      n.x = std::strtod(r.numbers[k].c_str(), nullptr);
+      n.y = std::strtod(v.numbers[k].c_str(), nullptr);
+      n.xText = r.numbers[k];
+      n.yText = v.numbers[k];
+      n.family = r.skeleton + "\n" + std::to_string(k);
+      n.item = where + " number " + std::to_string(k + 1) + ": expected " + r.numbers[k] +
+               " (reference program), got " + v.numbers[k];
+      n.integral = looksIntegral(r.numbers[k]) && looksIntegral(v.numbers[k]);
       for (const Tokens &t : runs) {
         double o = std::strtod(t.numbers[k].c_str(), nullptr);
-        integral &= looksIntegral(t.numbers[k]);
+        n.integral &= looksIntegral(t.numbers[k]);
         if (!std::isfinite(o)) {
-          originalFinite = false;
-          likeOriginal |= std::isnan(o) ? std::isnan(y) : o == y;
+          n.originalFinite = false;
+          n.likeOriginal |= std::isnan(o) ? std::isnan(n.y) : o == n.y;
           continue;
         }
-        if (std::isfinite(x))
-          errO = std::max(errO, std::fabs(o - x));
+        if (std::isfinite(n.x))
+          n.errO = std::max(n.errO, std::fabs(o - n.x));
       }
-      if (!std::isfinite(x) || !std::isfinite(y)) {
-        bool same = std::isnan(x) ? std::isnan(y) : x == y;
-        if (!same && !likeOriginal)
-          bad(item + " (NaN/Inf must match the reference's or the original's)");
-        continue;
-      }
-      if (!originalFinite)
-        continue; // the original itself is not finite here: any finite value
-      double allowed = rule.k * errO;
-      if (!integral)
-        allowed += rule.rel * std::fabs(x) + rule.abs +
-                   std::max(printedUnit(r.numbers[k]), printedUnit(v.numbers[k]));
-      if (std::fabs(y - x) > allowed)
-        bad(item + ", allowed +-" + formatDouble(allowed) + " (the original's error " +
-            formatDouble(errO) + ")");
+      numbers.push_back(std::move(n));
     }
+  }
+  auto judged = [](const Number &n) {
+    return std::isfinite(n.x) && std::isfinite(n.y) && n.originalFinite && !n.integral;
+  };
+  std::map<std::string, std::vector<const Number *>> families;
+  for (const Number &n : numbers)
+    if (judged(n))
+      families[n.family].push_back(&n);
+  std::map<std::string, PooledError> pools;
+  for (const auto &[family, members] : families) {
+    std::vector<double> errs, refs;
+    for (const Number *n : members) {
+      errs.push_back(n->errO);
+      refs.push_back(n->x);
+    }
+    pools[family] = poolError(errs, refs);
+  }
+  std::set<std::string> failedFamilies;
+  // 2. Each number: k times the larger of its own and its family's pooled
+  // error, plus the floors; integers (every spelling integral) k alone.
+  for (const Number &n : numbers) {
+    if (!std::isfinite(n.x) || !std::isfinite(n.y)) {
+      bool same = std::isnan(n.x) ? std::isnan(n.y) : n.x == n.y;
+      if (!same && !n.likeOriginal)
+        bad(n.item + " (NaN/Inf must match the reference's or the original's)");
+      continue;
+    }
+    if (!n.originalFinite)
+      continue; // the original itself is not finite here: any finite value
+    double allowed = rule.k * n.errO;
+    if (!n.integral)
+      allowed = rule.k * std::max(n.errO, pools[n.family].at(n.x)) + rule.rel * std::fabs(n.x) +
+                rule.abs + std::max(printedUnit(n.xText), printedUnit(n.yText));
+    if (std::fabs(n.y - n.x) > allowed) {
+      failedFamilies.insert(n.family);
+      bad(n.item + ", allowed +-" + formatDouble(allowed) + " (the original's error " +
+          formatDouble(n.errO) + ")");
+    }
+  }
+  // 3. Each family's RMS error, as in replay: a variant worse than the
+  // original on every number of a family, each inside the pooled allowance
+  // (said only where no number failed already; one number is step 2 again).
+  for (const auto &[family, members] : families) {
+    if (members.size() < 2 || failedFamilies.count(family))
+      continue;
+    double sumV = 0, sumO = 0, unit = 0;
+    for (const Number *n : members) {
+      sumV += (n->y - n->x) * (n->y - n->x);
+      sumO += n->errO * n->errO;
+      unit = std::max({unit, printedUnit(n->xText), printedUnit(n->yText)});
+    }
+    double count = double(members.size());
+    double rmsV = std::sqrt(sumV / count), rmsO = std::sqrt(sumO / count);
+    double limit = rule.k * rmsO + rule.rel * pools[family].magnitude + rule.abs + unit;
+    if (rmsV > limit)
+      bad("the numbers at position " + std::to_string(members.front()->index + 1) + " of line " +
+          std::to_string(members.front()->line + 1) + " and its " +
+          std::to_string(members.size() - 1) + " line(s) of the same shape: RMS error " +
+          formatDouble(rmsV) + ", allowed " + formatDouble(limit) + " (the original's " +
+          formatDouble(rmsO) + ")");
   }
   return pass;
 }

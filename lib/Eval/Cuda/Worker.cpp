@@ -530,8 +530,10 @@ int verifyCandidate(const WorkerArgs &w, VerifySetup &vs, const std::string &id,
   for (const std::string &n : vr.notes)
     rep.add("detail", n);
   if (!vr.pass)
-    rep.add("detail",
-            std::to_string(vr.badElements) + " elements outside the tolerance (" + vr.mode + ")");
+    rep.add("detail", vr.badElements
+                          ? std::to_string(vr.badElements) + " elements outside the tolerance (" +
+                                vr.mode + ")"
+                          : "a buffer's RMS error outside the tolerance (" + vr.mode + ")");
   for (const Mismatch &m : vr.mismatches)
     rep.add("mismatch", mismatchText(m));
   return finish(vr.pass ? "ok" : "wrong", 0);
