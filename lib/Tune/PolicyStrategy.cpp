@@ -63,7 +63,9 @@ public:
       opts.effectShortlist = unsigned(std::strtoul(env, nullptr, 10));
   }
 
-  const char *name() const override { return "policy"; }
+  // Without a model every proposal is the heuristic's: the measurements
+  // say so, so that training never reads them as the policy's own samples.
+  const char *name() const override { return policy ? "policy" : "heuristic"; }
 
   std::vector<Proposal> propose(const KernelState &k, unsigned count) override {
     std::vector<Proposal> out;
