@@ -148,8 +148,9 @@ TEST(VerifyRoundoff, ReassociatedRowSumsPassThePooledRule) {
     EXPECT_GT(rejectedElementwise(warp), 0) << "lanes=" << lanes;
     VerifyResult r = judge(warp);
     EXPECT_TRUE(r.pass) << "lanes=" << lanes << ": " << r.badElements << " bad"
-                        << (r.mismatches.empty() ? "" : ", first " + r.mismatches[0].got + " " +
-                                                            r.mismatches[0].allowed)
+                        << (r.mismatches.empty()
+                                ? ""
+                                : ", first " + r.mismatches[0].got + " " + r.mismatches[0].allowed)
                         << (r.notes.empty() ? "" : "; " + r.notes[0]);
   }
 }
