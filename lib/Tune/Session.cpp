@@ -206,12 +206,13 @@ std::string bestJudge(const TuneResult &r, size_t k, const Plan &plan) {
 
 std::string formatTimings(const SessionTimings &t) {
   const ReplayTimes &rt = t.replay;
-  double program = std::max(0.0, t.rounds - rt.wall);
+  double program = std::max(0.0, t.rounds - rt.wall - t.derive);
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("time: {0:F1} s in all: legal space {1:F1} s, reference program {2:F1} s, "
-                      "rounds {3:F1} s, reproducibility check {4:F1} s\n",
-                      t.total, t.legalSpace, t.reference, t.rounds, t.check);
+                      "rounds {3:F1} s (deriving variants {5:F1} s), reproducibility check "
+                      "{4:F1} s\n",
+                      t.total, t.legalSpace, t.reference, t.rounds, t.check, t.derive);
   if (rt.batches > 0)
     os << llvm::formatv("  replay: {0} variant(s) in {1} batch(es), {2:F1} s (capture {3:F1} s; "
                         "compile {4:F1} s for {5} cubin(s), {6} from the cache; verify {7:F1} s; "
@@ -510,6 +511,7 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
   if (!r)
     return failed(SessionStatus::InputError, llvm::toString(r.takeError()));
   timings.rounds = since(stage);
+  timings.derive = tuner.deriveSeconds();
   if (replayEvaluator)
     timings.replay = replayEvaluator->times();
   for (const TuneRecord &rec : r->records)

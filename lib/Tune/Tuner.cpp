@@ -81,6 +81,7 @@ std::vector<Candidate> Tuner::proposeRound(unsigned count) {
     }
     if (batch.empty())
       break;
+    auto deriveStart = std::chrono::steady_clock::now();
     std::vector<llvm::Expected<std::string>> sources;
     for (size_t i = 0; i < plans.size(); ++i)
       sources.emplace_back(std::string());
@@ -93,6 +94,8 @@ std::vector<Candidate> Tuner::proposeRound(unsigned count) {
         sources[i] = llvm::createStringError(llvm::inconvertibleErrorCode(), why);
       }
     }
+    deriveWall +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - deriveStart).count();
     for (size_t i = 0; i < batch.size(); ++i) {
       Candidate &c = batch[i];
       if (!sources[i]) {

@@ -80,6 +80,7 @@ std::string formatSessionSummary(const TuneResult &result);
 /// Where a --tune run's wall time went, stage by stage (issue 15 item 5).
 struct SessionTimings {
   double total = 0, legalSpace = 0, reference = 0, rounds = 0, check = 0;
+  double derive = 0;            ///< deriving the variants, in `rounds`
   ReplayTimes replay;           ///< the kernel-level judge's share of `rounds`
   unsigned programVariants = 0; ///< judged as whole programs in `rounds`
   /// The whole programs' time in `rounds`: building (beyond what was built

@@ -171,6 +171,9 @@ public:
   /// combine or this combination was measured already.
   std::optional<Candidate> combination(const std::function<void(const std::string &)> &say = {});
 
+  /// Seconds spent deriving the rounds' variants (the passes on the source).
+  double deriveSeconds() const { return deriveWall; }
+
   /// What the strategy sees of kernel k; the session adds the GPU and the
   /// database's exemplars before the first round.
   KernelState &state(size_t k) { return states[k]; }
@@ -185,6 +188,7 @@ private:
   TuneResult result;
   unsigned nextId = 0;
   size_t nextKernel = 0;
+  double deriveWall = 0;
 };
 
 } // namespace cudal1
