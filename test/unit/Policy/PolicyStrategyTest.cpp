@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <fstream>
 #include <set>
 
@@ -53,7 +55,8 @@ void expectHeuristicFallback(const std::string &modelDir, const std::string &rea
   o.modelDir = modelDir;
   o.remark = [&](const std::string &r) { remarks.push_back(r); };
   std::unique_ptr<SearchStrategy> s = makePolicyStrategy(o);
-  EXPECT_STREQ(s->name(), "policy");
+  // Every proposal is the heuristic's, and the measurements say so.
+  EXPECT_STREQ(s->name(), "heuristic");
   KernelState k = kernelState("a", 1, 0);
   std::unique_ptr<SearchStrategy> h = makeHeuristicStrategy();
   EXPECT_EQ(run(*s, k, 6), run(*h, k, 6));
@@ -88,9 +91,19 @@ TEST(PolicyStrategy, SchemaMismatchedModelFallsBackToTheHeuristic) {
 }
 
 TEST(PolicyStrategy, RegisteredByName) {
+  // Registered under "policy"; it names itself by who proposes: the policy
+  // with a model, the heuristic without one (here: none where it looks).
+  const char *was = std::getenv("CUDAL1_POLICY_MODEL");
+  std::string saved = was ? was : "";
+  TempDir d;
+  setenv("CUDAL1_POLICY_MODEL", (d.path + "/no-model").c_str(), 1);
   std::unique_ptr<SearchStrategy> s = makeStrategy("policy", 1);
+  if (was)
+    setenv("CUDAL1_POLICY_MODEL", saved.c_str(), 1);
+  else
+    unsetenv("CUDAL1_POLICY_MODEL");
   ASSERT_TRUE(s);
-  EXPECT_STREQ(s->name(), "policy");
+  EXPECT_STREQ(s->name(), "heuristic");
 }
 
 TEST(PolicyStrategy, CandidatesAreSinglesAndOrderedPairs) {
