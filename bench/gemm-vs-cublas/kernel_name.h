@@ -5,7 +5,6 @@
 #define CUDAL1_BENCH_KERNEL_NAME_H
 
 #include <cctype>
-#include <cstring>
 #include <string>
 
 // A mangled name is read as its Itanium nested name: `_Z` then `N`, then

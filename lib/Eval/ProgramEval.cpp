@@ -355,21 +355,19 @@ bool compareWithReference(const std::vector<std::string> &reference,
   for (const auto &[family, members] : families) {
     if (members.size() < 2 || failedFamilies.count(family))
       continue;
-    double sumV = 0, sumO = 0, unit = 0;
+    RmsErrors rms;
+    double unit = 0;
     for (const Number *n : members) {
-      sumV += (n->y - n->x) * (n->y - n->x);
-      sumO += n->errO * n->errO;
+      rms.add(std::fabs(n->y - n->x), n->errO);
       unit = std::max({unit, printedUnit(n->xText), printedUnit(n->yText)});
     }
-    double count = double(members.size());
-    double rmsV = std::sqrt(sumV / count), rmsO = std::sqrt(sumO / count);
-    double limit = rule.k * rmsO + rule.rel * pools[family].magnitude + rule.abs + unit;
-    if (rmsV > limit)
+    double limit = rms.limit(rule.k, rule.rel * pools[family].magnitude + rule.abs + unit);
+    if (rms.variant() > limit)
       bad("the numbers at position " + std::to_string(members.front()->index + 1) + " of line " +
           std::to_string(members.front()->line + 1) + " and its " +
           std::to_string(members.size() - 1) + " line(s) of the same shape: RMS error " +
-          formatDouble(rmsV) + ", allowed " + formatDouble(limit) + " (the original's " +
-          formatDouble(rmsO) + ")");
+          formatDouble(rms.variant()) + ", allowed " + formatDouble(limit) + " (the original's " +
+          formatDouble(rms.original()) + ")");
   }
   return pass;
 }

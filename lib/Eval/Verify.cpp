@@ -268,8 +268,7 @@ void compareBuffer(const CompareInput &in, const Tolerance &tol, VerifyResult &r
       }
     }
     PooledError pool = poolError(errs, refs);
-    double sumV = 0, sumO = 0;
-    size_t both = 0;
+    RmsErrors rms;
     for (size_t i = 0; i < in.count; ++i) {
       double r = in.reference[i];
       double v = loadAsDouble(in.elem, in.variant, i);
@@ -284,9 +283,7 @@ void compareBuffer(const CompareInput &in, const Tolerance &tol, VerifyResult &r
       if (!std::isfinite(errO))
         continue; // the original itself is not finite here: any finite value
       double errV = std::fabs(v - r);
-      sumV += errV * errV;
-      sumO += errO * errO;
-      ++both;
+      rms.add(errV, errO);
       double allowed = k * std::max(errO, pool.at(r)) + rel * std::fabs(r) + abs * maxRef;
       if (errV > allowed)
         reportFloat(i, formatDouble(r) + " (reference)", formatDouble(v),
@@ -295,16 +292,13 @@ void compareBuffer(const CompareInput &in, const Tolerance &tol, VerifyResult &r
     // A variant worse than the original everywhere, each element inside
     // the pooled allowance, is still worse: its RMS error says so (said only
     // where no element failed already; one element is the test above again).
-    if (both > 1 && result.badElements == badBefore) {
-      double rmsV = std::sqrt(sumV / double(both)), rmsO = std::sqrt(sumO / double(both));
-      double limit = k * rmsO + rel * pool.magnitude + abs * maxRef;
-      if (rmsV > limit) {
-        result.pass = false;
-        result.notes.push_back(in.buffer + ": RMS error " + formatDouble(rmsV) +
-                               " against the reference, allowed " + formatDouble(limit) + " (" +
-                               formatDouble(k) + " x the original's " + formatDouble(rmsO) +
-                               " plus the floor)");
-      }
+    double limit = rms.limit(k, rel * pool.magnitude + abs * maxRef);
+    if (rms.count > 1 && result.badElements == badBefore && rms.variant() > limit) {
+      result.pass = false;
+      result.notes.push_back(in.buffer + ": RMS error " + formatDouble(rms.variant()) +
+                             " against the reference, allowed " + formatDouble(limit) + " (" +
+                             formatDouble(k) + " x the original's " + formatDouble(rms.original()) +
+                             " plus the floor)");
     }
     summarize();
     return;

@@ -12,16 +12,20 @@ namespace cudal1 {
 
 VariantEvaluator::~VariantEvaluator() = default;
 
+Variant makeVariant(Plan plan, std::string source) {
+  Variant v;
+  v.links = planLinks(plan);
+  v.fastMath = planNeedsFastMath(plan);
+  v.plan = std::move(plan);
+  v.source = std::move(source);
+  return v;
+}
+
 llvm::Expected<Variant> deriveVariant(const RewriteInput &input, const Plan &plan) {
   llvm::Expected<std::string> src = applyPlan(input, plan);
   if (!src)
     return src.takeError();
-  Variant v;
-  v.plan = plan;
-  v.source = std::move(*src);
-  v.links = planLinks(plan);
-  v.fastMath = planNeedsFastMath(plan);
-  return v;
+  return makeVariant(plan, std::move(*src));
 }
 
 Tuner::Tuner(RewriteInput in, TuneSpace sp, SearchStrategy &st, TuneOptions o)
@@ -81,24 +85,23 @@ std::vector<Candidate> Tuner::proposeRound(unsigned count) {
     }
     if (batch.empty())
       break;
+    // Each plan's source, or why the passes refused it (all refused when
+    // the input itself does not parse).
     auto deriveStart = std::chrono::steady_clock::now();
-    std::vector<llvm::Expected<std::string>> sources;
-    for (size_t i = 0; i < plans.size(); ++i)
-      sources.emplace_back(std::string());
+    std::vector<std::string> sources(plans.size());
+    std::vector<std::optional<std::string>> refusals(plans.size());
     if (llvm::Error e = applyPlans(input, plans, [&](size_t i, llvm::Expected<std::string> src) {
-          sources[i] = std::move(src);
-        })) {
-      std::string why = llvm::toString(std::move(e));
-      for (size_t i = 0; i < plans.size(); ++i) {
-        llvm::consumeError(sources[i].takeError());
-        sources[i] = llvm::createStringError(llvm::inconvertibleErrorCode(), why);
-      }
-    }
+          if (src)
+            sources[i] = std::move(*src);
+          else
+            refusals[i] = llvm::toString(src.takeError());
+        }))
+      refusals.assign(plans.size(), llvm::toString(std::move(e)));
     deriveWall +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - deriveStart).count();
     for (size_t i = 0; i < batch.size(); ++i) {
       Candidate &c = batch[i];
-      if (!sources[i]) {
+      if (refusals[i]) {
         // The strategy proposed something the passes refuse (a conflict
         // only visible on the evolving source): recorded, not evaluated.
         ++result.refused;
@@ -106,17 +109,14 @@ std::vector<Candidate> Tuner::proposeRound(unsigned count) {
         c.variant.plan = std::move(plans[i]);
         r.candidate = std::move(c);
         r.result.outcome = Outcome::Refused;
-        r.result.details.push_back(llvm::toString(sources[i].takeError()));
+        r.result.details.push_back(*refusals[i]);
         result.records.push_back(r);
         continue;
       }
       char id[16];
       std::snprintf(id, sizeof id, "v%03u", nextId++);
       c.id = id;
-      c.variant.plan = std::move(plans[i]);
-      c.variant.source = std::move(*sources[i]);
-      c.variant.links = planLinks(c.variant.plan);
-      c.variant.fastMath = planNeedsFastMath(c.variant.plan);
+      c.variant = makeVariant(std::move(plans[i]), std::move(sources[i]));
       out.push_back(std::move(c));
     }
   }

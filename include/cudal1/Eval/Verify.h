@@ -70,6 +70,22 @@ struct PooledError {
 PooledError poolError(const std::vector<double> &originalErrors,
                       const std::vector<double> &references);
 
+/// The buffer-level half of the rule, the same at both levels: the
+/// variant's RMS error against the reference within k times the original's
+/// plus a floor. Fed one element (or printed number) at a time.
+struct RmsErrors {
+  double sumVariant = 0, sumOriginal = 0;
+  size_t count = 0;
+  void add(double variantError, double originalError) {
+    sumVariant += variantError * variantError;
+    sumOriginal += originalError * originalError;
+    ++count;
+  }
+  double variant() const { return count ? std::sqrt(sumVariant / double(count)) : 0; }
+  double original() const { return count ? std::sqrt(sumOriginal / double(count)) : 0; }
+  double limit(double k, double floor) const { return k * original() + floor; }
+};
+
 struct Mismatch {
   std::string buffer; ///< e.g. "arg 2"
   size_t index = 0;   ///< element index

@@ -57,6 +57,8 @@ std::optional<unsigned> variantNumber(llvm::StringRef id);
 /// The variant of a plan: derived from the input, links and fast-math from
 /// its steps.
 llvm::Expected<Variant> deriveVariant(const RewriteInput &input, const Plan &plan);
+/// The same from a source already derived for the plan (applyPlans).
+Variant makeVariant(Plan plan, std::string source);
 
 class VariantEvaluator {
 public:
