@@ -426,6 +426,8 @@ void timeBundle(const Bundle &bundle, PreparedBundle &prep, EvalResults &res,
                                      std::to_string(window),
                                      "--seed",
                                      std::to_string(opts.seed)};
+    if (!opts.race)
+      argv.push_back("--time-all");
     for (size_t i : timed) {
       argv.push_back("--id");
       argv.push_back(res.results[i].id);

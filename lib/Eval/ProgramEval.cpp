@@ -756,6 +756,7 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
     o.haveFloor = parseFloorLine(o1.raw, o.floorBytes, o.floorFlops, o.floorDtype);
   }
 
+  res.originalSeconds = secondsSince(start) - res.buildSeconds;
   // 3. Verify each variant once.
   // The original's runs after the first: how much its numbers move. Its
   // runs in the timing rounds join them, so that a number that moves from
@@ -891,6 +892,7 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
     std::sort(timed.begin(), timed.end());
   }
 
+  res.verifySeconds = secondsSince(start) - res.buildSeconds - res.originalSeconds;
   // 4. Timing rounds in a fresh random order; every timed run re-checked.
   std::map<size_t, std::vector<double>> samples;
   // Racing between rounds (stopWhenDecided): a variant whose interval lies
@@ -899,10 +901,14 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
   // 1, the rounds end. The speedups below use every round each one ran.
   auto raceRounds = [&](int done, const std::map<size_t, std::vector<double>> &sm,
                         std::vector<size_t> &racing) {
-    std::map<size_t, SpeedupEstimate> est;
-    double bestLo = 0;
+    std::vector<size_t> entries; // racing without the original
+    std::vector<std::optional<SpeedupEstimate>> est;
     for (size_t i : racing) {
-      if (i == 0 || res.results[i].outcome != Outcome::Ok)
+      if (i == 0)
+        continue;
+      entries.push_back(i);
+      est.emplace_back();
+      if (res.results[i].outcome != Outcome::Ok)
         continue;
       std::vector<double> a, c;
       const std::vector<double> &base = sm.at(0), &mine = sm.at(i);
@@ -911,37 +917,30 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
           a.push_back(base[k]);
           c.push_back(mine[k]);
         }
-      if (c.size() < size_t(kMinRoundsBeforeRacing))
-        continue;
-      est[i] = bootstrapSpeedup(a, c, 10, 1000, opts.seed + i);
-      bestLo = std::max(bestLo, est[i].lo);
+      if (c.size() >= size_t(kMinRoundsBeforeRacing))
+        est.back() = bootstrapSpeedup(a, c, 10, 1000, opts.seed + i);
     }
+    RaceVerdict verdict = raceVerdict(est);
     std::vector<size_t> keep = {0};
-    for (size_t i : racing) {
-      if (i == 0)
-        continue;
-      auto e = est.find(i);
-      // Below kMinFasterSpeedup it can never count as faster (isFaster).
-      if (e != est.end() && (e->second.hi < kMinFasterSpeedup || e->second.hi < bestLo)) {
-        res.results[i].details.push_back(
-            "timing stopped after " + std::to_string(done) + " rounds: it cannot win (" +
-            formatDouble(e->second.lo) + "x to " + formatDouble(e->second.hi) + "x, " +
-            (e->second.hi < 1 ? std::string("below the original")
-             : e->second.hi < kMinFasterSpeedup
-                 ? "below the " + formatDouble(kMinFasterSpeedup) + "x a plan must reach"
-                 : std::string("below another variant")) +
-            ")");
+    for (size_t j = 0; j < entries.size(); ++j) {
+      if (!verdict.cannotWin[j]) {
+        keep.push_back(entries[j]);
         continue;
       }
-      keep.push_back(i);
+      const SpeedupEstimate &e = *est[j];
+      res.results[entries[j]].details.push_back(
+          "timing stopped after " + std::to_string(done) + " rounds: it cannot win (" +
+          formatDouble(e.lo) + "x to " + formatDouble(e.hi) + "x, " +
+          (e.hi < 1 ? std::string("below the original")
+           : e.hi < kMinFasterSpeedup
+               ? "below the " + formatDouble(kMinFasterSpeedup) + "x a plan must reach"
+               : std::string("below another variant")) +
+          ")");
     }
-    if (keep.size() == 2) {
-      auto e = est.find(keep[1]);
-      if (e != est.end() && e->second.lo > 1) {
-        res.results[0].details.push_back("rounds ended after " + std::to_string(done) +
-                                         ": one variant was left, decided faster");
-        keep = {0};
-      }
+    if (verdict.decided && keep.size() == 2) {
+      res.results[0].details.push_back("rounds ended after " + std::to_string(done) +
+                                       ": one variant was left, decided faster");
+      keep = {0};
     }
     racing = keep;
   };
@@ -1004,6 +1003,8 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
     }
   }
 
+  res.roundsSeconds =
+      secondsSince(start) - res.buildSeconds - res.originalSeconds - res.verifySeconds;
   // 5. Speedups from the rounds where both ran (paired by round).
   const std::vector<double> &base = samples[0];
   for (size_t i = 0; i < all.size(); ++i) {

@@ -81,4 +81,28 @@ SpeedupEstimate bootstrapSpeedup(const std::vector<double> &baseline,
   return est;
 }
 
+RaceVerdict raceVerdict(const std::vector<std::optional<SpeedupEstimate>> &estimates) {
+  RaceVerdict v;
+  v.cannotWin.assign(estimates.size(), false);
+  double bestLo = 0;
+  for (const std::optional<SpeedupEstimate> &e : estimates)
+    if (e)
+      bestLo = std::max(bestLo, e->lo);
+  size_t left = 0;
+  const SpeedupEstimate *last = nullptr;
+  bool lastJudged = false;
+  for (size_t i = 0; i < estimates.size(); ++i) {
+    const std::optional<SpeedupEstimate> &e = estimates[i];
+    if (e && (e->hi < kMinFasterSpeedup || e->hi < bestLo)) {
+      v.cannotWin[i] = true;
+      continue;
+    }
+    ++left;
+    lastJudged = e.has_value();
+    last = e ? &*e : nullptr;
+  }
+  v.decided = left == 0 || (left == 1 && lastJudged && last->lo > 1);
+  return v;
+}
+
 } // namespace cudal1

@@ -228,6 +228,9 @@ ProgramEvaluator::evaluate(const std::vector<Candidate> &cands) {
   gpu = res->gpu; // the evaluator asked nvidia-smi already
   buildWall += res->buildSeconds;
   runWall += res->wallSeconds - res->buildSeconds;
+  originalWall += res->originalSeconds;
+  verifyWall += res->verifySeconds;
+  roundsWall += res->roundsSeconds;
   original = res->results.front();
   std::vector<Measurement> out;
   const VariantResult &orig = res->results.front();

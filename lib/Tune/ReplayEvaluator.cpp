@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <set>
 #include <thread>
 #include <unistd.h>
@@ -73,20 +74,25 @@ std::string sourceTree(const ReplayOptions &o) {
   return std::string(llvm::sys::path::parent_path(config::includeDir));
 }
 
-/// The mangled name of kernel `name` in `source` (a plan may change the
-/// signature: `restrict` adds const, which changes the mangling).
-std::string mangledIn(const RewriteInput &in, const std::string &source, const std::string &name,
-                      const std::string &fallback) {
+/// The mangled names of the input's kernels by name, from one parse (empty
+/// when it does not parse: the names themselves stand in).
+std::map<std::string, std::string> mangledNames(const RewriteInput &in) {
   QuietParses quiet;
-  llvm::Expected<std::unique_ptr<ParsedUnit>> u = ParsedUnit::parse(in.file, source, in.args);
+  std::map<std::string, std::string> out;
+  llvm::Expected<std::unique_ptr<ParsedUnit>> u = ParsedUnit::parse(in.file, in.code, in.args);
   if (!u) {
     llvm::consumeError(u.takeError());
-    return fallback;
+    return out;
   }
   for (const Kernel &k : (*u)->model().kernels)
-    if (k.name == name && !k.mangledName.empty())
-      return k.mangledName;
-  return fallback;
+    if (!k.mangledName.empty())
+      out.emplace(k.name, k.mangledName);
+  return out;
+}
+
+std::string mangledOr(const std::map<std::string, std::string> &names, const std::string &name) {
+  auto it = names.find(name);
+  return it == names.end() ? name : it->second;
 }
 
 /// The user's flags that matter to device code (defines, includes).
@@ -206,6 +212,8 @@ ReplayEvaluator::ReplayEvaluator(RewriteInput in, TuneSpace sp, ProgramSetup s, 
     : input(std::move(in)), space(std::move(sp)), setup(std::move(s)), options(std::move(o)) {}
 
 ReplayEvaluator::~ReplayEvaluator() {
+  if (background.joinable())
+    background.join();
   if (!work.empty() && !options.keepWork)
     llvm::sys::fs::remove_directories(work, /*IgnoreErrors=*/true);
 }
@@ -215,36 +223,35 @@ bool ReplayEvaluator::captured() {
   return captureError.empty();
 }
 
-void ReplayEvaluator::capture() {
-  if (didCapture)
+void ReplayEvaluator::startCapture() {
+  if (startedCapture)
     return;
-  didCapture = true;
-  AddElapsed stopwatch(phases.capture); // every return below ends the capture
-  auto note = [&](const std::string &m) {
-    if (options.note)
-      options.note(m);
-  };
-  kernels.assign(space.kernels.size(), {});
-  auto refuseAll = [&](const std::string &why) {
-    captureError = why;
-    note("replay: " + why + "; every plan is judged as a whole program");
-  };
+  startedCapture = true;
+  AddElapsed stopwatch(phases.capture);
   // 1. The instrumented program, built with the user's command plus the
-  // capture runtime's two sources.
+  // capture runtime's two sources. The parse happens here; the build and
+  // the run, processes only, in the background (issue 15 item 5: the first
+  // round's variants are derived meanwhile).
   Expected<std::string> tmp = makeTempDirectory("cudal1-replay");
-  if (!tmp.ok())
-    return refuseAll(tmp.error().message());
+  if (!tmp.ok()) {
+    startError = tmp.error().message();
+    return;
+  }
   work = *tmp;
   llvm::Expected<std::string> inst = instrumentSource(input);
-  if (!inst)
-    return refuseAll("instrumenting: " + llvm::toString(inst.takeError()));
+  if (!inst) {
+    startError = "instrumenting: " + llvm::toString(inst.takeError());
+    return;
+  }
   std::string dir(llvm::sys::path::parent_path(input.file));
   if (dir.empty())
     dir = ".";
   // Beside the user's file, so that its quoted includes resolve.
   std::string src = dir + "/.cudal1-instrumented-" + std::to_string(::getpid()) + ".cu";
-  if (Status s = writeText(src, *inst); !s.ok())
-    return refuseAll(s.message());
+  if (Status s = writeText(src, *inst); !s.ok()) {
+    startError = s.message();
+    return;
+  }
   std::string tree = sourceTree(options);
   std::string exe = work + "/instrumented";
   std::vector<std::string> build;
@@ -259,11 +266,6 @@ void ReplayEvaluator::capture() {
   for (const char *f : {"/lib/Capture/CaptureRuntime.cpp", "/lib/Capture/CaptureFile.cpp"})
     build.push_back(tree + f);
   build.push_back("-I" + tree + "/include");
-  ProcessResult br = runProcess(build, options.buildTimeout);
-  llvm::sys::fs::remove(src);
-  if (!br.exited || br.exitCode != 0)
-    return refuseAll("the instrumented program does not build (" + br.describe() +
-                     "): " + br.output.substr(0, 2000));
   // 2. One run records every kernel's first launches (the runtime's caps:
   // CUDAL1_CAPTURE_MAX_LAUNCHES and _MAX_BYTES, inherited when set).
   captureFile = work + "/launches.capture";
@@ -274,7 +276,49 @@ void ReplayEvaluator::capture() {
       x.replace(p, 5, exe);
     run.push_back(x);
   }
-  ProcessResult rr = runProcess(run, options.runTimeout, {"CUDAL1_CAPTURE_FILE=" + captureFile});
+  // The thread touches only its own copies and the two results, read
+  // after the join (awaitCapture).
+  background =
+      std::thread([this, build = std::move(build), run = std::move(run), src, file = captureFile,
+                   buildTimeout = options.buildTimeout, runTimeout = options.runTimeout] {
+        buildResult = runProcess(build, buildTimeout);
+        llvm::sys::fs::remove(src);
+        if (buildResult.exited && buildResult.exitCode == 0)
+          runResult = runProcess(run, runTimeout, {"CUDAL1_CAPTURE_FILE=" + file});
+      });
+}
+
+void ReplayEvaluator::awaitCapture() {
+  if (background.joinable()) {
+    AddElapsed stopwatch(phases.capture);
+    background.join();
+  }
+}
+
+void ReplayEvaluator::capture() {
+  if (didCapture)
+    return;
+  didCapture = true;
+  startCapture();
+  awaitCapture();
+  AddElapsed stopwatch(phases.capture); // every return below ends the capture
+  auto note = [&](const std::string &m) {
+    if (options.note)
+      options.note(m);
+  };
+  kernels.assign(space.kernels.size(), {});
+  auto refuseAll = [&](const std::string &why) {
+    captureError = why;
+    note("replay: " + why + "; every plan is judged as a whole program");
+  };
+  if (!startError.empty())
+    return refuseAll(startError);
+  const ProcessResult &br = buildResult, &rr = runResult;
+  phases.captureBuild += br.seconds;
+  phases.captureRun += rr.seconds;
+  if (!br.exited || br.exitCode != 0)
+    return refuseAll("the instrumented program does not build (" + br.describe() +
+                     "): " + br.output.substr(0, 2000));
   if (!rr.exited || rr.exitCode != 0)
     return refuseAll("the instrumented program failed (" + rr.describe() + ")");
   if (!llvm::sys::fs::exists(captureFile)) {
@@ -291,6 +335,7 @@ void ReplayEvaluator::capture() {
   if (!cf.ok())
     return refuseAll("the capture is unusable: " + cf.error().message());
   // 3. Per kernel: its launches, its entry, its reference.
+  std::map<std::string, std::string> mangled = mangledNames(input);
   size_t usable = 0;
   for (size_t k = 0; k < space.kernels.size(); ++k) {
     KernelCapture &kc = kernels[k];
@@ -322,7 +367,7 @@ void ReplayEvaluator::capture() {
     kc.referenceSource = ref->source;
     kc.referenceEntry = ref->entry;
     kc.args = ref->bundleArgs();
-    kc.entry = mangledIn(input, input.code, tk.name, tk.name);
+    kc.entry = mangledOr(mangled, tk.name);
     for (const CapturedLaunch &l : kc.launches) {
       LaunchShape shape;
       for (int d = 0; d < 3; ++d) {
@@ -358,6 +403,8 @@ void ReplayEvaluator::capture() {
 }
 
 std::string ReplayEvaluator::accepts(const Candidate &c) {
+  // The capture run may have the GPU: nothing is judged beside it.
+  awaitCapture();
   if (c.kernel >= space.kernels.size())
     return "a combination across kernels";
   if (c.wholeProgram)
@@ -423,7 +470,10 @@ ReplayEvaluator::evaluate(const std::vector<Candidate> &cands) {
       const Candidate &c = cands[i];
       VariantSpec v;
       v.id = c.id;
-      v.entry = mangledIn(input, c.variant.source, tk.name, kc.entry);
+      // The original's mangled name: the worker finds the kernel of that
+      // name when a plan changed its signature (Eval/EntryName.h); a parse
+      // per variant for its own name cost about a second each.
+      v.entry = kc.entry;
       v.fastMath = c.variant.fastMath;
       Expected<LaunchOverride> o = launchRemapOf(c.variant.plan).commonOverride(kc.launches);
       if (!o.ok()) // accepts() said yes
@@ -444,6 +494,7 @@ ReplayEvaluator::evaluate(const std::vector<Candidate> &cands) {
   argv.insert(argv.end(), options.evalArgs.begin(), options.evalArgs.end());
   argv.insert(argv.end(), bundleDirs.begin(), bundleDirs.end());
   ProcessResult pr = runProcess(argv, options.evalTimeout);
+  phases.eval += pr.seconds;
   if (!pr.exited || pr.exitCode != 0)
     return fail("replay: cudal1-eval failed (" + pr.describe() +
                 "): " + pr.output.substr(pr.output.size() > 2000 ? pr.output.size() - 2000 : 0));
@@ -526,6 +577,8 @@ llvm::Expected<size_t> writeKernelPlansPart(const std::string &dir, const Rewrit
     byKernel[c.kernel].push_back(i);
   }
   std::vector<std::pair<std::string, std::string>> references; // file, source
+  std::map<std::string, std::string> mangled =
+      byKernel.empty() ? std::map<std::string, std::string>() : mangledNames(input);
   for (auto &[k, idx] : byKernel) {
     const TuneKernel &tk = space.kernels[k];
     llvm::Expected<ReferenceKernel> ref = deriveReference(input, tk.key);
@@ -537,7 +590,7 @@ llvm::Expected<size_t> writeKernelPlansPart(const std::string &dir, const Rewrit
     KernelPlanKernel pk;
     pk.key = tk.key;
     pk.name = tk.name;
-    pk.entry = mangledIn(input, input.code, tk.name, tk.name);
+    pk.entry = mangledOr(mangled, tk.name);
     pk.args = ref->bundleArgs();
     pk.reference = "ref" + std::to_string(plans.kernels.size()) + ".cu";
     pk.referenceEntry = ref->entry;
@@ -548,7 +601,7 @@ llvm::Expected<size_t> writeKernelPlansPart(const std::string &dir, const Rewrit
       KernelPlanVariant v;
       v.id = c.id;
       v.kernelKey = tk.key;
-      v.entry = mangledIn(input, c.variant.source, tk.name, pk.entry);
+      v.entry = pk.entry; // as in ReplayEvaluator::evaluate
       v.fastMath = c.variant.fastMath;
       v.launch = launchRemapOf(c.variant.plan);
       plans.variants.push_back(v);

@@ -206,7 +206,10 @@ std::string bestJudge(const TuneResult &r, size_t k, const Plan &plan) {
 
 std::string formatTimings(const SessionTimings &t) {
   const ReplayTimes &rt = t.replay;
-  double program = std::max(0.0, t.rounds - rt.wall - t.derive);
+  double program = t.programBuild + t.programRun;
+  // The rest of the rounds: the strategy, the program evaluations' own
+  // bookkeeping (writing bundles), a replay's failure judged again.
+  double other = std::max(0.0, t.rounds - rt.wall - t.derive - program);
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("time: {0:F1} s in all: legal space {1:F1} s, reference program {2:F1} s, "
@@ -214,18 +217,23 @@ std::string formatTimings(const SessionTimings &t) {
                       "{4:F1} s\n",
                       t.total, t.legalSpace, t.reference, t.rounds, t.check, t.derive);
   if (rt.batches > 0)
-    os << llvm::formatv("  replay: {0} variant(s) in {1} batch(es), {2:F1} s (capture {3:F1} s; "
-                        "compile {4:F1} s for {5} cubin(s), {6} from the cache; verify {7:F1} s; "
-                        "timing {8:F1} s): {9:F1} variants/min\n",
+    os << llvm::formatv("  replay: {0} variant(s) in {1} batch(es), {2:F1} s (capture {3:F1} s: "
+                        "build {10:F1} s, run {11:F1} s; cudal1-eval {12:F1} s: compile {4:F1} s "
+                        "for {5} cubin(s), {6} from the cache, verify "
+                        "{7:F1} s, timing {8:F1} s): {9:F1} variants/min\n",
                         rt.variants, rt.batches, rt.wall, rt.capture, rt.compile, rt.compiled,
                         rt.cached, rt.verify, rt.timing,
-                        rt.wall > 0 ? 60.0 * rt.variants / rt.wall : 0.0);
+                        rt.wall > 0 ? 60.0 * rt.variants / rt.wall : 0.0, rt.captureBuild,
+                        rt.captureRun, rt.eval);
   if (t.programVariants > 0)
     os << llvm::formatv("  whole programs: {0} variant(s), {1:F1} s (building {2:F1} s, runs "
-                        "{3:F1} s; {4} build(s), {5} found built): {6:F1} variants/min\n",
+                        "{3:F1} s: original and reference {7:F1} s, verification {8:F1} s, "
+                        "rounds {9:F1} s; {4} build(s), {5} found built): {6:F1} variants/min\n",
                         t.programVariants, program, t.programBuild, t.programRun, t.programBuilt,
-                        t.programFoundBuilt,
-                        program > 0 ? 60.0 * t.programVariants / program : 0.0);
+                        t.programFoundBuilt, program > 0 ? 60.0 * t.programVariants / program : 0.0,
+                        t.programOriginal, t.programVerify, t.programRounds);
+  if (t.rounds > 0)
+    os << llvm::formatv("  the rest of the rounds (proposals, bundles): {0:F1} s\n", other);
   return text;
 }
 
@@ -405,6 +413,12 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
         ro.arch = o.arch;
         ro.note = note;
         replayEvaluator = std::make_unique<ReplayEvaluator>(in, *space, setup, ro);
+        // Built and run while the first round is derived, when some kernel
+        // has plans at all.
+        if (std::any_of(space->kernels.begin(), space->kernels.end(), [](const TuneKernel &k) {
+              return !k.host && (!k.steps.empty() || !k.composed.empty());
+            }))
+          replayEvaluator->startCapture();
         judgingEvaluator = std::make_unique<JudgingEvaluator>(
             *replayEvaluator,
             [r = replayEvaluator.get()](const Candidate &c) { return r->accepts(c); },
@@ -519,6 +533,9 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
   if (programEvaluator) {
     timings.programBuild = programEvaluator->buildSeconds();
     timings.programRun = programEvaluator->runSeconds();
+    timings.programOriginal = programEvaluator->originalRunSeconds();
+    timings.programVerify = programEvaluator->verifyRunSeconds();
+    timings.programRounds = programEvaluator->roundsRunSeconds();
   }
   stage = std::chrono::steady_clock::now();
   // 6. The final plan once more, as a whole program, in a measurement of its

@@ -13,37 +13,41 @@
 using namespace cudal1;
 
 namespace {
-const char *kUsage = "usage: cudal1-eval BUNDLE... [--gpu N] [--jobs J] [--time-budget S]\n"
-                     "                   [--window S] [--timeout S] [--seed N] [--keep-work DIR]\n"
-                     "                   [--rounds N] [--race K [--screen N]] [-o RESULTS]\n"
-                     "                   [--compile-cache DIR] [--phases FILE]\n"
-                     "       cudal1-eval --probe [--gpu N]   (exit 77 when there is no GPU)\n"
-                     "\n"
-                     "Compiles the bundle's variants, verifies each against the double-precision\n"
-                     "reference in its own process, times the verified ones against the original\n"
-                     "and writes RESULTS (default BUNDLE/results.txt). A program bundle (first\n"
-                     "line 'cudal1-program-bundle 1') is built, run and compared by its printed\n"
-                     "output instead. Several kernel bundles are compiled in one pool, then\n"
-                     "verified and timed in turn, each writing BUNDLE/results.txt. See\n"
-                     "docs/Evaluator.md.\n"
-                     "  --gpu N          GPU ordinal (default 0)\n"
-                     "  --jobs J         parallel compiles (default: all cores)\n"
-                     "  --time-budget S  seconds for the whole evaluation (default: none)\n"
-                     "  --window S       timing window (default: 0.25 s per candidate, 2..30)\n"
-                     "  --timeout S      limit per verification worker (default 30)\n"
-                     "  --verify-jobs N  verification workers at a time (default 1)\n"
-                     "  --verify-bundles N  bundles of one call verified side by side (default 4)\n"
-                     "  --verify-batch N candidates per verification worker (default 0: all;\n"
-                     "                   a worker stops at the first one that is not ok)\n"
-                     "  --compile-cache DIR  reuse cubins compiled from the same source and\n"
-                     "                   flags (kept across calls of one tuning session)\n"
-                     "  --phases FILE    write where the time went (compile, verify, timing)\n"
-                     "Program bundles:\n"
-                     "  --rounds N       timing rounds (default 15)\n"
-                     "  --race K         time only the K variants fastest in their (serial)\n"
-                     "                   verification runs; 0 (default): all verified ones\n"
-                     "  --screen N       with --race: rank by the median of N runs per variant\n"
-                     "                   (default 1: the verification run)\n";
+const char *kUsage =
+    "usage: cudal1-eval BUNDLE... [--gpu N] [--jobs J] [--time-budget S]\n"
+    "                   [--window S] [--time-all] [--timeout S] [--seed N] [--keep-work DIR]\n"
+    "                   [--rounds N] [--race K [--screen N]] [-o RESULTS]\n"
+    "                   [--compile-cache DIR] [--phases FILE]\n"
+    "       cudal1-eval --probe [--gpu N]   (exit 77 when there is no GPU)\n"
+    "\n"
+    "Compiles the bundle's variants, verifies each against the double-precision\n"
+    "reference in its own process, times the verified ones against the original\n"
+    "and writes RESULTS (default BUNDLE/results.txt). A program bundle (first\n"
+    "line 'cudal1-program-bundle 1') is built, run and compared by its printed\n"
+    "output instead. Several kernel bundles are compiled in one pool, then\n"
+    "verified and timed in turn, each writing BUNDLE/results.txt. See\n"
+    "docs/Evaluator.md.\n"
+    "  --gpu N          GPU ordinal (default 0)\n"
+    "  --jobs J         parallel compiles (default: all cores)\n"
+    "  --time-budget S  seconds for the whole evaluation (default: none)\n"
+    "  --window S       timing window (default: 0.25 s per candidate, 2..30)\n"
+    "  --time-all       time every verified variant for the whole window (by\n"
+    "                   default one that cannot win stops after 10 rounds,\n"
+    "                   and the window ends once the race is decided)\n"
+    "  --timeout S      limit per verification worker (default 30)\n"
+    "  --verify-jobs N  verification workers at a time (default 1)\n"
+    "  --verify-bundles N  bundles of one call verified side by side (default 4)\n"
+    "  --verify-batch N candidates per verification worker (default 0: all;\n"
+    "                   a worker stops at the first one that is not ok)\n"
+    "  --compile-cache DIR  reuse cubins compiled from the same source and\n"
+    "                   flags (kept across calls of one tuning session)\n"
+    "  --phases FILE    write where the time went (compile, verify, timing)\n"
+    "Program bundles:\n"
+    "  --rounds N       timing rounds (default 15)\n"
+    "  --race K         time only the K variants fastest in their (serial)\n"
+    "                   verification runs; 0 (default): all verified ones\n"
+    "  --screen N       with --race: rank by the median of N runs per variant\n"
+    "                   (default 1: the verification run)\n";
 
 // Flag values: finite numbers only, so that the int casts below are defined.
 bool number(const char *s, double &out) { return parseFinite(s, 0, 1e9, out); }
@@ -96,6 +100,8 @@ int main(int argc, char **argv) {
       opts.timeBudget = num("--time-budget");
     else if (a == "--window")
       opts.window = worker.windowSeconds = num("--window");
+    else if (a == "--time-all")
+      opts.race = worker.race = false;
     else if (a == "--rounds")
       rounds = std::max(1, int(num("--rounds")));
     else if (a == "--race")

@@ -34,6 +34,10 @@ struct WorkerArgs {
   /// worker writes its report (outcome timeout) and exits with code 4.
   double candidateTimeout = 0;
   double windowSeconds = 2;
+  /// time: variants that cannot win stop being timed, and the window ends
+  /// once the race is decided (Stats.h, raceVerdict); false: every variant
+  /// for the whole window.
+  bool race = true;
   uint64_t seed = 1;
 };
 

@@ -17,9 +17,12 @@ namespace cudal1 {
 
 struct EvalOptions {
   int gpu = 0;
-  int jobs = 0;              ///< parallel compiles; 0: all cores
-  double timeBudget = 0;     ///< seconds for the whole evaluation; 0: none
-  double window = 0;         ///< timing window in seconds; 0: automatic
+  int jobs = 0;          ///< parallel compiles; 0: all cores
+  double timeBudget = 0; ///< seconds for the whole evaluation; 0: none
+  double window = 0;     ///< timing window in seconds; 0: automatic
+  /// Kernel bundles: racing in the timing window (WorkerArgs::race); false
+  /// times every verified variant for the whole window (--time-all).
+  bool race = true;
   double verifyTimeout = 30; ///< per-candidate limit (a hang is killed)
   /// Verification workers at a time. 1 by default: running several on one
   /// GPU has not been validated on the H200 yet (the CONTEXT_IS_DESTROYED

@@ -39,6 +39,10 @@ struct EvalResults {
   double wallSeconds = 0;
   /// Of wallSeconds, the build step's (not written to results files).
   double buildSeconds = 0;
+  /// Of wallSeconds (program bundles, not written either): the original's
+  /// and the reference program's runs, the variants' verification and
+  /// screening runs, and the timing rounds.
+  double originalSeconds = 0, verifySeconds = 0, roundsSeconds = 0;
   std::vector<VariantResult> results; ///< the original first
   const VariantResult *find(const std::string &id) const;
 };

@@ -4,6 +4,7 @@
 #define CUDAL1_EVAL_STATS_H
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace cudal1 {
@@ -49,6 +50,21 @@ constexpr double kMinFasterSpeedup = 1.01;
 inline bool isFaster(const SpeedupEstimate &e) {
   return e.lo > 1.0 && e.speedup >= kMinFasterSpeedup;
 }
+
+/// Racing between timing rounds (issue 15 item 5), one rule for the
+/// kernel-level worker and the program-level rounds. `estimates` holds one
+/// entry per variant still timed (the original excluded); nullopt where it
+/// has too few rounds yet to judge.
+struct RaceVerdict {
+  /// Per entry: it cannot win, so it stops being timed. Its interval lies
+  /// below kMinFasterSpeedup (it can never count as faster) or below the
+  /// surest variant's lower end.
+  std::vector<bool> cannotWin;
+  /// The rounds may end: no variant is left, or one is left and its
+  /// interval lies above 1 (more rounds would only narrow it).
+  bool decided = false;
+};
+RaceVerdict raceVerdict(const std::vector<std::optional<SpeedupEstimate>> &estimates);
 
 } // namespace cudal1
 

@@ -87,6 +87,11 @@ public:
   /// and running; prepare()'s own builds, beside a replay, in neither.
   double buildSeconds() const { return buildWall; }
   double runSeconds() const { return runWall; }
+  /// Of runSeconds: the original's and the reference's runs, verification
+  /// (and screening) runs, timing rounds.
+  double originalRunSeconds() const { return originalWall; }
+  double verifyRunSeconds() const { return verifyWall; }
+  double roundsRunSeconds() const { return roundsWall; }
 
 private:
   ProgramSetup setup;
@@ -95,7 +100,7 @@ private:
   std::string gpu;
   VariantResult original;
   unsigned batch = 0;
-  double buildWall = 0, runWall = 0;
+  double buildWall = 0, runWall = 0, originalWall = 0, verifyWall = 0, roundsWall = 0;
 };
 
 } // namespace cudal1

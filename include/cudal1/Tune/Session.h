@@ -86,6 +86,9 @@ struct SessionTimings {
   /// The whole programs' time in `rounds`: building (beyond what was built
   /// beside a replay) and running; builds done and found done.
   double programBuild = 0, programRun = 0;
+  /// Of programRun: the original's and the reference program's runs, the
+  /// variants' verification runs, the timing rounds.
+  double programOriginal = 0, programVerify = 0, programRounds = 0;
   unsigned programBuilt = 0, programFoundBuilt = 0;
 };
 /// "time: ..." lines for people, printed after the session summary.

@@ -7,6 +7,8 @@
 #include "cudal1/Capture/CaptureFile.h"
 #include "cudal1/Eval/Bundle.h"
 #include "cudal1/Eval/Cuda.h"
+#include "cudal1/Eval/EntryName.h"
+#include "cudal1/Eval/Stats.h"
 #include "cudal1/Eval/Verify.h"
 
 #include <algorithm>
@@ -88,9 +90,20 @@ Expected<Module> loadModule(Context &c, const std::string &path, const std::stri
     return image.error();
   Module m;
   TRY(checkCu(c.api->cuModuleLoadData(&m.mod, image->data()), "cuModuleLoadData"));
-  if (Status s =
-          checkCu(c.api->cuModuleGetFunction(&m.fn, m.mod, entry.c_str()), "cuModuleGetFunction");
-      !s.ok())
+  CUresult r = c.api->cuModuleGetFunction(&m.fn, m.mod, entry.c_str());
+  if (r == CUDA_ERROR_NOT_FOUND) {
+    // The tuner names a variant's entry by the original's mangled name; a
+    // plan that changed the signature changed the mangling (EntryName.h).
+    Expected<std::vector<std::string>> names = elfFunctionNames(image->data(), image->size());
+    if (!names.ok())
+      return makeError("entry point '", entry, "' not found in the module, whose symbols ",
+                       "cannot be read: ", names.error().message());
+    Expected<std::string> found = matchEntry(*names, entry);
+    if (!found.ok())
+      return found.error();
+    r = c.api->cuModuleGetFunction(&m.fn, m.mod, found->c_str());
+  }
+  if (Status s = checkCu(r, "cuModuleGetFunction"); !s.ok())
     return makeError("entry point '", entry, "' not found in the module: ", s.message());
   return m;
 }
@@ -791,22 +804,29 @@ int timingWorker(const WorkerArgs &w) {
 
   // 5. Rounds in a fresh random order until the window is spent; one early
   // round and the last one re-validate the outputs of the timed launches.
+  // Racing (issue 15 item 5): from kMinRounds on, a variant that cannot win
+  // (Stats.h, raceVerdict) stops being timed after one more validated run,
+  // and once the race is decided one last validated round ends the window.
   std::mt19937_64 rng(w.seed);
   int checkRound = 2 + int(rng() % 5);
   std::vector<size_t> order(cands.size());
   for (size_t i = 0; i < order.size(); ++i)
     order[i] = i;
+  std::vector<bool> racing(cands.size(), true);
   auto begin = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   };
-  int rounds = 0;
-  bool last = false;
+  int rounds = 0, raceAt = kMinRounds;
+  bool last = false, decided = false;
   while (!last) {
-    last = rounds + 1 >= kMaxRounds || (rounds + 1 >= kMinRounds && elapsed() >= w.windowSeconds);
+    last = decided || rounds + 1 >= kMaxRounds ||
+           (rounds + 1 >= kMinRounds && elapsed() >= w.windowSeconds);
     bool validate = last || rounds == checkRound;
     std::shuffle(order.begin(), order.end(), rng);
     for (size_t ci : order) {
+      if (!racing[ci])
+        continue;
       double t, tg;
       std::string crash;
       if (!runOnce(ci, validate, t, tg, crash))
@@ -815,8 +835,33 @@ int timingWorker(const WorkerArgs &w) {
       cands[ci].tGuard.push_back(tg);
     }
     ++rounds;
+    if (last || !w.race || rounds < raceAt)
+      continue;
+    raceAt = rounds + std::max(2, rounds / 2); // the bootstrap is not free
+    std::vector<size_t> entries;
+    std::vector<std::optional<SpeedupEstimate>> est;
+    for (size_t ci = 1; ci < cands.size(); ++ci)
+      if (racing[ci]) {
+        entries.push_back(ci);
+        est.push_back(bootstrapSpeedup(cands[0].t, cands[ci].t, 10, 1000, w.seed + ci));
+      }
+    RaceVerdict verdict = raceVerdict(est);
+    for (size_t j = 0; j < entries.size(); ++j) {
+      if (!verdict.cannotWin[j])
+        continue;
+      size_t ci = entries[j];
+      double t, tg;
+      std::string crash;
+      if (!runOnce(ci, true, t, tg, crash)) // its last run is validated too
+        return crashed(ci, crash);
+      racing[ci] = false;
+      char range[64];
+      std::snprintf(range, sizeof range, "%.3fx to %.3fx", est[j]->lo, est[j]->hi);
+      rep.add("detail", cands[ci].id + " timing stopped after " + std::to_string(rounds) +
+                            " rounds: it cannot win (" + range + ")");
+    }
+    decided = verdict.decided;
   }
-
   // 6. The report: per-round samples (paired by index) and re-validation.
   rep.add("rounds", std::to_string(rounds));
   rep.add("window-s", std::to_string(elapsed()));

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <dlfcn.h>
 #include <numeric>
 #include <random>
 
@@ -84,12 +85,35 @@ struct LossParts {
   unsigned verifyPlans = 0, verifyRight = 0; ///< stage (b): plans of known outcome, right ones
 };
 
+/// OpenBLAS to one thread, when it is the BLAS. Looked up through this
+/// library's own handle: dlsym searches a handle's dependencies, where
+/// RTLD_DEFAULT misses libraries loaded with RTLD_LOCAL (the policy's
+/// backend is dlopened so).
+void singleThreadedBlas() {
+  Dl_info self;
+  if (!::dladdr(reinterpret_cast<void *>(&singleThreadedBlas), &self) || !self.dli_fname)
+    return;
+  void *handle = ::dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+  if (!handle)
+    return;
+  using SetThreads = void (*)(int);
+  if (auto set = reinterpret_cast<SetThreads>(::dlsym(handle, "openblas_set_num_threads")))
+    set(1);
+  ::dlclose(handle); // NOLOAD took a reference
+}
+
 class TorchNetwork : public Network {
 public:
   TorchNetwork(const NetConfig &c, uint64_t seed) : config(c), net(nullptr) {
     // Inference and training are bit-identical across runs only on one
     // thread (and one thread is also the fastest on a small model).
     at::set_num_threads(1);
+    // OpenBLAS has its own thread pool, which at::set_num_threads leaves
+    // alone. Its fork handler stops that pool: a fork on another thread (the
+    // tuner's capture build runs in the background) while a product runs
+    // here left the product waiting forever for its workers. One thread
+    // never hands work to the pool.
+    singleThreadedBlas();
     torch::manual_seed(seed);
     net = PolicyNet(c);
     net->eval();

@@ -92,3 +92,49 @@ TEST(Stats, Deterministic) {
   EXPECT_EQ(x.lo, y.lo);
   EXPECT_EQ(x.hi, y.hi);
 }
+
+namespace {
+SpeedupEstimate interval(double lo, double hi) {
+  SpeedupEstimate e;
+  e.lo = lo;
+  e.hi = hi;
+  e.speedup = (lo + hi) / 2;
+  return e;
+}
+} // namespace
+
+TEST(Race, SlowerAndBeatenVariantsCannotWin) {
+  // [0.9, 0.98] is below the original; [1.0, 1.005] can never reach 1.01x;
+  // [1.2, 1.4] lies below the surest variant's lower end (1.5).
+  std::vector<std::optional<SpeedupEstimate>> est = {interval(0.9, 0.98), interval(1.0, 1.005),
+                                                     interval(1.2, 1.4), interval(1.5, 1.7),
+                                                     interval(1.3, 1.6)};
+  RaceVerdict v = raceVerdict(est);
+  EXPECT_EQ(v.cannotWin, (std::vector<bool>{true, true, true, false, false}));
+  EXPECT_FALSE(v.decided); // two are left
+}
+
+TEST(Race, OneVariantLeftAndFasterDecidesTheRace) {
+  RaceVerdict v = raceVerdict({interval(0.5, 0.6), interval(2.0, 2.2)});
+  EXPECT_EQ(v.cannotWin, (std::vector<bool>{true, false}));
+  EXPECT_TRUE(v.decided);
+}
+
+TEST(Race, OneVariantLeftButNotSurelyFasterKeepsRacing) {
+  // Its interval straddles 1: more rounds may still decide it.
+  RaceVerdict v = raceVerdict({interval(0.5, 0.6), interval(0.99, 1.2)});
+  EXPECT_FALSE(v.decided);
+}
+
+TEST(Race, AVariantWithTooFewRoundsIsNeverDroppedNorDecided) {
+  RaceVerdict v = raceVerdict({std::nullopt, interval(0.5, 0.6)});
+  EXPECT_EQ(v.cannotWin, (std::vector<bool>{false, true}));
+  EXPECT_FALSE(v.decided);
+  EXPECT_FALSE(raceVerdict({std::nullopt}).decided);
+}
+
+TEST(Race, NoVariantLeftDecides) {
+  RaceVerdict v = raceVerdict({interval(0.5, 0.6), interval(0.7, 0.9)});
+  EXPECT_TRUE(v.decided);
+  EXPECT_TRUE(raceVerdict({}).decided);
+}
