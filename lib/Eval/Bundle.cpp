@@ -402,4 +402,8 @@ Status writeManifest(const Bundle &bundle, const std::string &dir) {
   return writeFileAtomically(dir + "/manifest.txt", text.data(), text.size());
 }
 
+std::string verifyModeOf(const Bundle &b) {
+  return b.hasReference ? "double-reference" : "fallback-no-reference";
+}
+
 } // namespace cudal1

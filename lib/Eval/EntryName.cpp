@@ -15,8 +15,7 @@ template <typename T> bool readAt(const uint8_t *image, size_t size, uint64_t at
 }
 
 // The ELF64 layouts (little-endian, as every CUDA target is), by offset.
-constexpr unsigned kSectionHeaderOffset = 0x28, kSectionHeaderSize = 0x3A,
-                   kSectionCount = 0x3C;
+constexpr unsigned kSectionHeaderOffset = 0x28, kSectionHeaderSize = 0x3A, kSectionCount = 0x3C;
 constexpr unsigned kShType = 4, kShOffset = 0x18, kShSize = 0x20, kShLink = 0x28,
                    kShEntrySize = 0x38;
 constexpr uint32_t kSymtab = 2;
@@ -26,9 +25,11 @@ constexpr uint8_t kFunc = 2;
 } // namespace
 
 Expected<std::vector<std::string>> elfFunctionNames(const uint8_t *image, size_t size) {
-  if (size < 64 || std::memcmp(image, "\x7f"
-                                      "ELF",
-                               4) != 0 ||
+  if (size < 64 ||
+      std::memcmp(image,
+                  "\x7f"
+                  "ELF",
+                  4) != 0 ||
       image[4] != 2 || image[5] != 1)
     return makeError("not a 64-bit little-endian ELF image");
   uint64_t shoff = 0;

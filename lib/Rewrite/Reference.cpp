@@ -1196,14 +1196,10 @@ namespace {
 llvm::Expected<ReferenceKernel> deriveIn(ParsedUnit &u, const RewriteInput &in, unsigned index);
 } // namespace
 
-llvm::Expected<ReferenceKernel> cudal1::deriveReference(const RewriteInput &in,
-                                                        llvm::StringRef kernelName) {
-  auto parsed = ParsedUnit::parse(in.file, in.code, in.args);
-  if (!parsed)
-    return parsed.takeError();
-  ParsedUnit &u = **parsed;
-  const ProgramModel &m = u.model();
-  // 1. The kernel, by name, name<args>, key or mangled name.
+namespace {
+/// The kernel of a parsed unit by name, name<args>, key or mangled name.
+llvm::Expected<unsigned> findKernel(const ProgramModel &m, llvm::StringRef kernelName,
+                                    const std::string &file) {
   std::vector<unsigned> hits;
   for (unsigned i = 0; i < m.kernels.size(); ++i) {
     const Kernel &k = m.kernels[i];
@@ -1222,9 +1218,39 @@ llvm::Expected<ReferenceKernel> cudal1::deriveReference(const RewriteInput &in,
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "%s kernel '%s' in '%s' (kernels: %s)",
                                    hits.empty() ? "no" : "more than one", kernelName.str().c_str(),
-                                   in.file.c_str(), names.empty() ? "none" : names.c_str());
+                                   file.c_str(), names.empty() ? "none" : names.c_str());
   }
-  return deriveIn(u, in, hits[0]);
+  return hits[0];
+}
+} // namespace
+
+llvm::Expected<ReferenceKernel> cudal1::deriveReference(const RewriteInput &in,
+                                                        llvm::StringRef kernelName) {
+  auto parsed = ParsedUnit::parse(in.file, in.code, in.args);
+  if (!parsed)
+    return parsed.takeError();
+  ParsedUnit &u = **parsed;
+  llvm::Expected<unsigned> index = findKernel(u.model(), kernelName, in.file);
+  if (!index)
+    return index.takeError();
+  return deriveIn(u, in, *index);
+}
+
+llvm::Error
+cudal1::deriveReferences(const RewriteInput &in, const std::vector<std::string> &kernels,
+                         llvm::function_ref<void(size_t, llvm::Expected<ReferenceKernel>)> each) {
+  auto parsed = ParsedUnit::parse(in.file, in.code, in.args);
+  if (!parsed)
+    return parsed.takeError();
+  ParsedUnit &u = **parsed;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    llvm::Expected<unsigned> index = findKernel(u.model(), kernels[i], in.file);
+    if (!index)
+      each(i, index.takeError());
+    else
+      each(i, deriveIn(u, in, *index));
+  }
+  return llvm::Error::success();
 }
 
 namespace {

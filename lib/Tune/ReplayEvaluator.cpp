@@ -14,6 +14,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -336,7 +337,7 @@ void ReplayEvaluator::capture() {
     return refuseAll("the capture is unusable: " + cf.error().message());
   // 3. Per kernel: its launches, its entry, its reference.
   std::map<std::string, std::string> mangled = mangledNames(input);
-  size_t usable = 0;
+  std::vector<std::string> captured; // kernel keys, parallel to `refs`
   for (size_t k = 0; k < space.kernels.size(); ++k) {
     KernelCapture &kc = kernels[k];
     const TuneKernel &tk = space.kernels[k];
@@ -354,7 +355,27 @@ void ReplayEvaluator::capture() {
       note("replay: " + kc.refusal + "; its plans are judged as a whole program");
       continue;
     }
-    llvm::Expected<ReferenceKernel> ref = deriveReference(input, tk.key);
+    captured.push_back(tk.key);
+  }
+  // The captured kernels' references from one parse (a parse each cost
+  // about a second on the GPU machine).
+  std::map<std::string, llvm::Expected<ReferenceKernel>> refs;
+  if (llvm::Error e =
+          deriveReferences(input, captured, [&](size_t i, llvm::Expected<ReferenceKernel> r) {
+            if (!refs.count(captured[i]))
+              refs.emplace(captured[i], std::move(r));
+            else if (!r)
+              llvm::consumeError(r.takeError());
+          }))
+    return refuseAll("deriving the references: " + llvm::toString(std::move(e)));
+  size_t usable = 0;
+  for (size_t k = 0; k < space.kernels.size(); ++k) {
+    KernelCapture &kc = kernels[k];
+    const TuneKernel &tk = space.kernels[k];
+    auto found = refs.find(tk.key);
+    if (!kc.refusal.empty() || found == refs.end())
+      continue;
+    llvm::Expected<ReferenceKernel> &ref = found->second;
     if (!ref) {
       // Without a reference the bundle needs the argument types from
       // elsewhere; until then such kernels stay at program level.
@@ -491,6 +512,11 @@ ReplayEvaluator::evaluate(const std::vector<Candidate> &cands) {
   std::vector<std::string> argv = {findEval(options), "--seed",         std::to_string(batch),
                                    "--compile-cache", work + "/cubins", "--phases",
                                    phasesFile};
+  // An original verified by an earlier batch is not verified again: same
+  // source, capture and reference (its cubin comes from the cache too).
+  if (std::all_of(byKernel.begin(), byKernel.end(),
+                  [&](const auto &kv) { return originalVerified.count(kv.first) > 0; }))
+    argv.push_back("--original-verified");
   argv.insert(argv.end(), options.evalArgs.begin(), options.evalArgs.end());
   argv.insert(argv.end(), bundleDirs.begin(), bundleDirs.end());
   ProcessResult pr = runProcess(argv, options.evalTimeout);
@@ -510,6 +536,8 @@ ReplayEvaluator::evaluate(const std::vector<Candidate> &cands) {
       return fail("replay: " + res.error().message());
     gpu = res->gpu;
     const VariantResult &orig = res->results.front();
+    if (orig.outcome == Outcome::Ok)
+      originalVerified.insert(k);
     for (size_t i : idx) {
       const VariantResult *v = res->find(cands[i].id);
       out[i] = v ? candidateMeasurement(*v, orig) : Measurement{};
@@ -579,9 +607,23 @@ llvm::Expected<size_t> writeKernelPlansPart(const std::string &dir, const Rewrit
   std::vector<std::pair<std::string, std::string>> references; // file, source
   std::map<std::string, std::string> mangled =
       byKernel.empty() ? std::map<std::string, std::string>() : mangledNames(input);
+  std::vector<std::string> keys;
+  for (auto &[k, idx] : byKernel)
+    keys.push_back(space.kernels[k].key);
+  std::vector<std::optional<llvm::Expected<ReferenceKernel>>> refs(keys.size());
+  if (!keys.empty())
+    if (llvm::Error e =
+            deriveReferences(input, keys, [&](size_t i, llvm::Expected<ReferenceKernel> r) {
+              refs[i] = std::move(r);
+            })) {
+      note("split path: deriving the references: " + llvm::toString(std::move(e)) +
+           "; every plan is judged as a whole program");
+      return 0;
+    }
+  size_t at = 0;
   for (auto &[k, idx] : byKernel) {
     const TuneKernel &tk = space.kernels[k];
-    llvm::Expected<ReferenceKernel> ref = deriveReference(input, tk.key);
+    llvm::Expected<ReferenceKernel> &ref = *refs[at++];
     if (!ref) {
       note("split path: " + tk.name + ": no double reference (" + llvm::toString(ref.takeError()) +
            "); its plans are judged as whole programs");

@@ -34,6 +34,9 @@ const char *kUsage =
     "  --time-all       time every verified variant for the whole window (by\n"
     "                   default one that cannot win stops after 10 rounds,\n"
     "                   and the window ends once the race is decided)\n"
+    "  --original-verified  the originals were verified against the same\n"
+    "                   captures and references before (a tuner's later\n"
+    "                   batches): they are not verified again\n"
     "  --timeout S      limit per verification worker (default 30)\n"
     "  --verify-jobs N  verification workers at a time (default 1)\n"
     "  --verify-bundles N  bundles of one call verified side by side (default 4)\n"
@@ -100,6 +103,8 @@ int main(int argc, char **argv) {
       opts.timeBudget = num("--time-budget");
     else if (a == "--window")
       opts.window = worker.windowSeconds = num("--window");
+    else if (a == "--original-verified")
+      opts.originalVerified = true;
     else if (a == "--time-all")
       opts.race = worker.race = false;
     else if (a == "--rounds")

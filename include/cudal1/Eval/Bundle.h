@@ -51,6 +51,10 @@ struct Bundle {
   std::string path(const std::string &relative) const { return dir + "/" + relative; }
 };
 
+/// How a bundle's candidates are verified: "double-reference" with a
+/// reference, "fallback-no-reference" without.
+std::string verifyModeOf(const Bundle &bundle);
+
 /// Parses manifest text; `dir` is recorded, `name` appears in messages.
 Expected<Bundle> parseManifest(const std::string &text, const std::string &dir,
                                const std::string &name);

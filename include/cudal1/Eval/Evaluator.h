@@ -23,6 +23,10 @@ struct EvalOptions {
   /// Kernel bundles: racing in the timing window (WorkerArgs::race); false
   /// times every verified variant for the whole window (--time-all).
   bool race = true;
+  /// Kernel bundles: the original was verified against the same capture
+  /// and reference in an earlier evaluation of this session (the tuner's
+  /// later batches): it is not verified again (--original-verified).
+  bool originalVerified = false;
   double verifyTimeout = 30; ///< per-candidate limit (a hang is killed)
   /// Verification workers at a time. 1 by default: running several on one
   /// GPU has not been validated on the H200 yet (the CONTEXT_IS_DESTROYED

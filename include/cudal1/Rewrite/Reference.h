@@ -114,6 +114,12 @@ struct ReferenceKernel {
 /// (`fallback-no-reference`).
 llvm::Expected<ReferenceKernel> deriveReference(const RewriteInput &in, llvm::StringRef kernel);
 
+/// deriveReference for several kernels from one parse: `each(i, result)`
+/// for kernels[i], in order. An error only when the input does not parse.
+llvm::Error
+deriveReferences(const RewriteInput &in, const std::vector<std::string> &kernels,
+                 llvm::function_ref<void(size_t, llvm::Expected<ReferenceKernel>)> each);
+
 /// One kernel of a reference program.
 struct ReferenceProgramKernel {
   std::string kernel, key;

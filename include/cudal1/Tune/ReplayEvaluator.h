@@ -19,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -140,6 +141,7 @@ private:
   ProcessResult buildResult, runResult;
   std::string captureError, work, captureFile, gpu;
   std::vector<KernelCapture> kernels; ///< parallel to space.kernels
+  std::set<size_t> originalVerified;  ///< kernels whose original an earlier batch verified
   unsigned batch = 0;
   ReplayTimes phases;
 };

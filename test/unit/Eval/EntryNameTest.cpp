@@ -24,8 +24,9 @@ std::vector<uint8_t> elfWith(const std::vector<std::pair<std::string, bool>> &sy
     strtab.push_back('\0');
   }
   std::vector<uint8_t> img(64, 0);
-  std::memcpy(img.data(), "\x7f"
-                          "ELF",
+  std::memcpy(img.data(),
+              "\x7f"
+              "ELF",
               4);
   img[4] = 2; // 64-bit
   img[5] = 1; // little-endian
@@ -57,7 +58,8 @@ std::vector<uint8_t> elfWith(const std::vector<std::pair<std::string, bool>> &sy
 } // namespace
 
 TEST(EntryName, FunctionSymbolsOfAnElfImage) {
-  std::vector<uint8_t> img = elfWith({{"_Z5scalePfi", true}, {"table", false}, {"_Z4initPf", true}});
+  std::vector<uint8_t> img =
+      elfWith({{"_Z5scalePfi", true}, {"table", false}, {"_Z4initPf", true}});
   Expected<std::vector<std::string>> names = elfFunctionNames(img.data(), img.size());
   ASSERT_TRUE(names.ok()) << names.error().message();
   EXPECT_EQ(*names, (std::vector<std::string>{"_Z5scalePfi", "_Z4initPf"}));
@@ -75,9 +77,9 @@ TEST(EntryName, StemOfPlainAndNestedNames) {
   EXPECT_EQ(mangledStem("_Z5scalePfi"), "_Z5scale");
   EXPECT_EQ(mangledStem("_ZN2ns5scaleEPfi"), "_ZN2ns5scaleE");
   EXPECT_EQ(mangledStem("_Z5scaleIfEvPT_i"), "_Z5scale");
-  EXPECT_EQ(mangledStem("scale"), "");            // extern "C"
+  EXPECT_EQ(mangledStem("scale"), "");                // extern "C"
   EXPECT_EQ(mangledStem("_ZN2ns5scaleIfEEvPT_"), ""); // template arguments in a scope
-  EXPECT_EQ(mangledStem("_Z9short"), "");              // a length past the end
+  EXPECT_EQ(mangledStem("_Z9short"), "");             // a length past the end
 }
 
 TEST(EntryName, TheSameKernelWithAnotherSignatureIsFound) {

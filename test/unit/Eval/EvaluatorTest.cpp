@@ -92,3 +92,47 @@ TEST(Evaluator, TurnsWorkerBehaviourIntoResults) {
   EXPECT_EQ(phases.cached, 16u);
   std::system(("rm -rf " + d).c_str());
 }
+
+TEST(Evaluator, AnOriginalVerifiedEarlierIsNotVerifiedAgain) {
+  char dir[] = "/tmp/cudal1-evaluator-test.XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  std::string d = dir;
+  std::ofstream(d + "/k.cu") << "extern \"C\" __global__ void k(float *o) { o[0] = 1; }\n";
+  CaptureFile f;
+  CapturedLaunch l;
+  l.kernelKey = "k";
+  CapturedAlloc a;
+  a.size = 4;
+  a.before.assign(4, 0);
+  a.after.assign(4, 0);
+  l.allocs.push_back(a);
+  CapturedArg arg;
+  arg.isPointer = true;
+  l.args.push_back(arg);
+  f.launches.push_back(l);
+  ASSERT_TRUE(writeCaptureFile(d + "/c.capture", f).ok());
+  std::ofstream(d + "/manifest.txt") << "cudal1-bundle 1\nkernel-key k\nargs f32*w\ncapture "
+                                        "c.capture\noriginal k.cu\nvariant fast k.cu\n";
+  Expected<Bundle> b = readBundle(d);
+  ASSERT_TRUE(b.ok()) << b.error().message();
+  EvalOptions opts;
+  opts.jobs = 2;
+  opts.window = 1;
+  opts.workerExecutable = FAKE_WORKER;
+  opts.workDir = d + "/work";
+  opts.keepWork = true;
+  opts.originalVerified = true;
+  Expected<EvalResults> r = evaluateBundle(*b, opts);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  // The verify workers saw `fast` alone; the original was still timed.
+  std::ifstream log(d + "/work/workers.log");
+  std::string verified((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(verified, "fast\n");
+  const VariantResult &o = r->results.front();
+  EXPECT_EQ(o.outcome, Outcome::Ok);
+  EXPECT_EQ(o.verifyMode, "fallback-no-reference");
+  EXPECT_NE(o.details.front().find("earlier evaluation"), std::string::npos);
+  EXPECT_TRUE(r->find("fast")->timed);
+  EXPECT_NEAR(r->find("fast")->speedup, 2.0, 1e-9);
+  std::system(("rm -rf " + d).c_str());
+}
