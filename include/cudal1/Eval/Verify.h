@@ -102,6 +102,8 @@ struct VerifyResult {
                                     ///< still hold the 0xFF poison
 };
 
+struct CompareBaseline;
+
 struct CompareInput {
   std::string buffer;
   ElemType elem = ElemType::Bytes;
@@ -110,7 +112,26 @@ struct CompareInput {
   const double *reference = nullptr; ///< promoted run, float buffers only
   size_t count = 0;                  ///< elements
   bool fastMath = false;
+  /// What the original and the reference alone decide (compareBaseline),
+  /// kept by a worker across candidates and runs of one launch; null: it
+  /// is derived here, every call.
+  const CompareBaseline *baseline = nullptr;
 };
+
+/// The part of a buffer's comparison that depends on the original's output
+/// and the reference alone, the same for every candidate and run of one
+/// launch. Computing it once per launch and buffer instead of per check
+/// cut the verification of 4M-element buffers (two passes, a copy and a
+/// selection each time) to one pass.
+struct CompareBaseline {
+  double maxRef = 0; ///< the largest finite |reference|
+  PooledError pool;  ///< the original's pooled error against it
+  /// The original's own output passes the rule (without fast-math). Then
+  /// an output bitwise equal to it passes too (every allowance is at least
+  /// the original's error), and is accepted after a memcmp.
+  bool originalPasses = false;
+};
+CompareBaseline compareBaseline(const CompareInput &in, const Tolerance &tol);
 
 /// Compares one buffer and accumulates into `result` (keeps at most
 /// maxMismatches entries but counts all bad elements).

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -129,6 +130,9 @@ struct LaunchState {
   std::vector<DevAlloc> allocs;
   std::vector<std::vector<double>> reference; // per alloc; empty if none
   bool haveReference = false;
+  /// Per alloc, what its comparison takes from the original and the
+  /// reference alone (Verify.h), made at its first check.
+  std::vector<std::optional<CompareBaseline>> baselines;
 };
 
 Status checkSignature(const Bundle &b, const CapturedLaunch &l) {
@@ -389,6 +393,11 @@ RunError checkOutputs(Context &c, const Bundle &b, LaunchState &ls, bool fastMat
     in.fastMath = fastMath;
     if (ls.haveReference && !ls.reference[i].empty())
       in.reference = ls.reference[i].data();
+    if (ls.baselines.size() != ls.allocs.size())
+      ls.baselines.resize(ls.allocs.size());
+    if (!ls.baselines[i])
+      ls.baselines[i] = compareBaseline(in, b.tolerance);
+    in.baseline = &*ls.baselines[i];
     compareBuffer(in, b.tolerance, vr);
   }
   return err;
@@ -455,6 +464,9 @@ struct VerifySetup {
   std::vector<const CapturedLaunch *> launches;
   Context c;
   Module ref;
+  /// Per launch, its buffers' comparison baselines (LaunchState::baselines),
+  /// kept from one candidate to the next.
+  std::vector<std::vector<std::optional<CompareBaseline>>> baselines;
 };
 
 /// Verifies one candidate and writes WORK/ID.verify. `outcome` receives
@@ -500,6 +512,9 @@ int verifyCandidate(const WorkerArgs &w, VerifySetup &vs, const std::string &id,
       if (e.failed)
         return setupError(Status::error(e.text));
     }
+    if (vs.baselines.size() != vs.launches.size())
+      vs.baselines.resize(vs.launches.size());
+    ls.baselines = vs.baselines[li];
     ArgPack args = variantArgs(*b, ls);
     Config cfg = configFor(*ls.cap, spec->launch, false);
     // Two runs: a variant must not depend on state left by an earlier one.
@@ -521,6 +536,7 @@ int verifyCandidate(const WorkerArgs &w, VerifySetup &vs, const std::string &id,
       }
       bool passBefore = vr.pass;
       RunError e = checkOutputs(c, *b, ls, spec->fastMath, label, vr);
+      vs.baselines[li] = ls.baselines;
       if (e.failed) {
         rep.add("detail", label + ": " + e.text);
         return finish("crash", 3);

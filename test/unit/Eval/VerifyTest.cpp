@@ -122,3 +122,57 @@ TEST(Verify, FallbackScalesWithReductionLength) {
   tol.reductionLength = 1 << 20;
   EXPECT_TRUE(run(v, o, nullptr, false, tol).pass);
 }
+
+TEST(Verify, ABaselineKeptAcrossChecksGivesTheSameVerdicts) {
+  // A float sum's outputs: the reference, the original's roundoff, and
+  // variants that reassociate (pass), copy the original (pass, by memcmp
+  // when the original passes), or break some elements (fail).
+  const size_t n = 4096;
+  std::vector<double> ref(n);
+  std::vector<float> orig(n), reassoc(n), broken(n);
+  for (size_t i = 0; i < n; ++i) {
+    ref[i] = std::sin(double(i) * 0.37) * 100.0;
+    orig[i] = float(ref[i] * (1 + 3e-7 * std::cos(double(i))));
+    reassoc[i] = float(ref[i] * (1 - 3e-7 * std::sin(double(i) * 1.3)));
+    broken[i] = i % 97 == 0 ? orig[i] + 1.0f : orig[i];
+  }
+  std::vector<float> nonFiniteOriginal = orig;
+  nonFiniteOriginal[5] = std::numeric_limits<float>::infinity(); // the original itself fails there
+  Tolerance tol;
+  auto verdict = [&](const std::vector<float> &v, const std::vector<float> &o, bool useBaseline,
+                     bool fastMath) {
+    CompareInput in;
+    in.buffer = "arg 0";
+    in.elem = ElemType::F32;
+    in.variant = v.data();
+    in.original = o.data();
+    in.reference = ref.data();
+    in.count = n;
+    in.fastMath = fastMath;
+    CompareBaseline b;
+    if (useBaseline) {
+      b = compareBaseline(in, tol);
+      in.baseline = &b;
+    }
+    VerifyResult r;
+    compareBuffer(in, tol, r);
+    return std::make_pair(r.pass, r.badElements);
+  };
+  for (bool fastMath : {false, true}) {
+    for (const std::vector<float> *v : {&orig, &reassoc, &broken})
+      EXPECT_EQ(verdict(*v, orig, true, fastMath), verdict(*v, orig, false, fastMath));
+    EXPECT_EQ(verdict(nonFiniteOriginal, nonFiniteOriginal, true, fastMath),
+              verdict(nonFiniteOriginal, nonFiniteOriginal, false, fastMath));
+  }
+  EXPECT_TRUE(verdict(orig, orig, true, false).first);
+  EXPECT_TRUE(verdict(reassoc, orig, true, false).first);
+  EXPECT_FALSE(verdict(broken, orig, true, false).first);
+  CompareInput self;
+  self.elem = ElemType::F32;
+  self.variant = self.original = orig.data();
+  self.reference = ref.data();
+  self.count = n;
+  EXPECT_TRUE(compareBaseline(self, tol).originalPasses);
+  self.variant = self.original = nonFiniteOriginal.data();
+  EXPECT_FALSE(compareBaseline(self, tol).originalPasses);
+}
