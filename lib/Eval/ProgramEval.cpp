@@ -895,10 +895,11 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
   res.verifySeconds = secondsSince(start) - res.buildSeconds - res.originalSeconds;
   // 4. Timing rounds in a fresh random order; every timed run re-checked.
   std::map<size_t, std::vector<double>> samples;
-  // Racing between rounds (stopWhenDecided): a variant whose interval lies
-  // below 1, or below the surest variant's lower bound, cannot win and
-  // leaves the rounds; when one variant is left and its interval is above
-  // 1, the rounds end. The speedups below use every round each one ran.
+  // Racing between rounds (stopWhenDecided, raceVerdict in Stats.h): a
+  // variant whose interval lies below 1.01, or below the surest variant's
+  // lower bound, cannot win and leaves the rounds; when one variant is left
+  // and its interval is above 1, or every one left has settled, the rounds
+  // end. The speedups below use every round each one ran.
   auto raceRounds = [&](int done, const std::map<size_t, std::vector<double>> &sm,
                         std::vector<size_t> &racing) {
     std::vector<size_t> entries; // racing without the original
@@ -937,9 +938,12 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
                : std::string("below another variant")) +
           ")");
     }
-    if (verdict.decided && keep.size() == 2) {
-      res.results[0].details.push_back("rounds ended after " + std::to_string(done) +
-                                       ": one variant was left, decided faster");
+    if (verdict.decided && keep.size() > 1) {
+      res.results[0].details.push_back(
+          "rounds ended after " + std::to_string(done) +
+          (keep.size() == 2 ? ": one variant was left, decided faster or settled"
+                            : ": every variant left has settled (its interval within " +
+                                  formatDouble(100 * kSettledWidth) + "%)"));
       keep = {0};
     }
     racing = keep;

@@ -90,7 +90,7 @@ RaceVerdict raceVerdict(const std::vector<std::optional<SpeedupEstimate>> &estim
       bestLo = std::max(bestLo, e->lo);
   size_t left = 0;
   const SpeedupEstimate *last = nullptr;
-  bool lastJudged = false;
+  bool lastJudged = false, allSettled = true;
   for (size_t i = 0; i < estimates.size(); ++i) {
     const std::optional<SpeedupEstimate> &e = estimates[i];
     if (e && (e->hi < kMinFasterSpeedup || e->hi < bestLo)) {
@@ -100,8 +100,9 @@ RaceVerdict raceVerdict(const std::vector<std::optional<SpeedupEstimate>> &estim
     ++left;
     lastJudged = e.has_value();
     last = e ? &*e : nullptr;
+    allSettled &= e && e->speedup > 0 && e->hi - e->lo <= kSettledWidth * e->speedup;
   }
-  v.decided = left == 0 || (left == 1 && lastJudged && last->lo > 1);
+  v.decided = left == 0 || (left == 1 && lastJudged && last->lo > 1) || allSettled;
   return v;
 }
 

@@ -1276,6 +1276,7 @@ llvm::Expected<ReferenceKernel> deriveIn(ParsedUnit &u, const RewriteInput &in, 
   ReferenceKernel ref;
   ref.kernel = display;
   ref.key = k.key;
+  ref.originalEntry = k.mangledName;
   ref.reductions = d.reductions;
   ref.notes = d.notes;
   for (const ParmVarDecl *p : kfd->parameters()) {

@@ -6,7 +6,6 @@
 #include "cudal1/Config.h"
 #include "cudal1/Eval/KernelPlans.h"
 #include "cudal1/Eval/Process.h"
-#include "cudal1/Frontend/ParsedUnit.h"
 #include "cudal1/Rewrite/Instrument.h"
 #include "cudal1/Rewrite/Reference.h"
 #include "cudal1/Rewrite/Transform.h"
@@ -73,27 +72,6 @@ std::string sourceTree(const ReplayOptions &o) {
   if (const char *e = std::getenv("CUDAL1_SOURCE_DIR"); e && *e)
     return e;
   return std::string(llvm::sys::path::parent_path(config::includeDir));
-}
-
-/// The mangled names of the input's kernels by name, from one parse (empty
-/// when it does not parse: the names themselves stand in).
-std::map<std::string, std::string> mangledNames(const RewriteInput &in) {
-  QuietParses quiet;
-  std::map<std::string, std::string> out;
-  llvm::Expected<std::unique_ptr<ParsedUnit>> u = ParsedUnit::parse(in.file, in.code, in.args);
-  if (!u) {
-    llvm::consumeError(u.takeError());
-    return out;
-  }
-  for (const Kernel &k : (*u)->model().kernels)
-    if (!k.mangledName.empty())
-      out.emplace(k.name, k.mangledName);
-  return out;
-}
-
-std::string mangledOr(const std::map<std::string, std::string> &names, const std::string &name) {
-  auto it = names.find(name);
-  return it == names.end() ? name : it->second;
 }
 
 /// The user's flags that matter to device code (defines, includes).
@@ -336,7 +314,6 @@ void ReplayEvaluator::capture() {
   if (!cf.ok())
     return refuseAll("the capture is unusable: " + cf.error().message());
   // 3. Per kernel: its launches, its entry, its reference.
-  std::map<std::string, std::string> mangled = mangledNames(input);
   std::vector<std::string> captured; // kernel keys, parallel to `refs`
   for (size_t k = 0; k < space.kernels.size(); ++k) {
     KernelCapture &kc = kernels[k];
@@ -388,7 +365,7 @@ void ReplayEvaluator::capture() {
     kc.referenceSource = ref->source;
     kc.referenceEntry = ref->entry;
     kc.args = ref->bundleArgs();
-    kc.entry = mangledOr(mangled, tk.name);
+    kc.entry = ref->originalEntry.empty() ? tk.name : ref->originalEntry;
     for (const CapturedLaunch &l : kc.launches) {
       LaunchShape shape;
       for (int d = 0; d < 3; ++d) {
@@ -605,8 +582,6 @@ llvm::Expected<size_t> writeKernelPlansPart(const std::string &dir, const Rewrit
     byKernel[c.kernel].push_back(i);
   }
   std::vector<std::pair<std::string, std::string>> references; // file, source
-  std::map<std::string, std::string> mangled =
-      byKernel.empty() ? std::map<std::string, std::string>() : mangledNames(input);
   std::vector<std::string> keys;
   for (auto &[k, idx] : byKernel)
     keys.push_back(space.kernels[k].key);
@@ -632,7 +607,7 @@ llvm::Expected<size_t> writeKernelPlansPart(const std::string &dir, const Rewrit
     KernelPlanKernel pk;
     pk.key = tk.key;
     pk.name = tk.name;
-    pk.entry = mangledOr(mangled, tk.name);
+    pk.entry = ref->originalEntry.empty() ? tk.name : ref->originalEntry;
     pk.args = ref->bundleArgs();
     pk.reference = "ref" + std::to_string(plans.kernels.size()) + ".cu";
     pk.referenceEntry = ref->entry;

@@ -61,9 +61,16 @@ struct RaceVerdict {
   /// surest variant's lower end.
   std::vector<bool> cannotWin;
   /// The rounds may end: no variant is left, or one is left and its
-  /// interval lies above 1 (more rounds would only narrow it).
+  /// interval lies above 1 (more rounds would only narrow it), or every
+  /// one left has settled (kSettledWidth): more rounds would not change
+  /// their order by more than what a choice between them is worth.
   bool decided = false;
 };
+
+/// An interval narrower than this fraction of its speedup has settled.
+/// The example's whole-program rounds ran to their limit of 15 to tell
+/// three plans apart at 1.02x [1.019, 1.024] and the like (H100).
+constexpr double kSettledWidth = 0.01;
 RaceVerdict raceVerdict(const std::vector<std::optional<SpeedupEstimate>> &estimates);
 
 } // namespace cudal1

@@ -133,6 +133,16 @@ TEST(Race, AVariantWithTooFewRoundsIsNeverDroppedNorDecided) {
   EXPECT_FALSE(raceVerdict({std::nullopt}).decided);
 }
 
+TEST(Race, NarrowIntervalsSettleTheRace) {
+  // Two plans that cannot be told apart, each known to within 1%: more
+  // rounds would not make the choice between them worth more.
+  EXPECT_TRUE(raceVerdict({interval(1.019, 1.024), interval(1.018, 1.025)}).decided);
+  // One of them still wide: the rounds go on.
+  EXPECT_FALSE(raceVerdict({interval(1.019, 1.024), interval(1.0, 1.08)}).decided);
+  // A variant with too few rounds has not settled.
+  EXPECT_FALSE(raceVerdict({interval(1.019, 1.024), std::nullopt}).decided);
+}
+
 TEST(Race, NoVariantLeftDecides) {
   RaceVerdict v = raceVerdict({interval(0.5, 0.6), interval(0.7, 0.9)});
   EXPECT_TRUE(v.decided);
