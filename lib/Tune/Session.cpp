@@ -529,7 +529,8 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
   if (replayEvaluator)
     timings.replay = replayEvaluator->times();
   for (const TuneRecord &rec : r->records)
-    timings.programVariants += rec.result.judge == Judge::Program;
+    timings.programVariants +=
+        rec.result.judge == Judge::Program && rec.result.outcome != Outcome::Refused;
   if (programEvaluator) {
     timings.programBuild = programEvaluator->buildSeconds();
     timings.programRun = programEvaluator->runSeconds();
