@@ -76,9 +76,9 @@ struct LaunchShape {
 };
 
 struct ReferenceKernel {
-  std::string kernel; ///< the kernel's name as the model spells it (`k<float>`)
-  std::string key;    ///< its kernel key (ProgramModel)
-  std::string entry;  ///< the reference's entry point: extern "C", `<kernel>_ref`
+  std::string kernel;        ///< the kernel's name as the model spells it (`k<float>`)
+  std::string key;           ///< its kernel key (ProgramModel)
+  std::string entry;         ///< the reference's entry point: extern "C", `<kernel>_ref`
   std::string originalEntry; ///< the original kernel's mangled name ("" if none)
   /// The input with the promoted copies appended (line numbers of the
   /// original part unchanged, the first line starts with a comment naming
