@@ -10,12 +10,9 @@
 
 using namespace cudal1;
 
-TEST(Evaluator, TurnsWorkerBehaviourIntoResults) {
-  char dir[] = "/tmp/cudal1-evaluator-test.XXXXXX";
-  ASSERT_NE(mkdtemp(dir), nullptr);
-  std::string d = dir;
-  std::ofstream(d + "/k.cu") << "extern \"C\" __global__ void k(float *o) { o[0] = 1; }\n";
-  std::ofstream(d + "/bad.cu") << "this does not compile\n";
+namespace {
+/// A capture of one launch of kernel `k` writing one float.
+Status writeOneLaunch(const std::string &path) {
   CaptureFile f;
   CapturedLaunch l;
   l.kernelKey = "k";
@@ -28,7 +25,17 @@ TEST(Evaluator, TurnsWorkerBehaviourIntoResults) {
   arg.isPointer = true;
   l.args.push_back(arg);
   f.launches.push_back(l);
-  ASSERT_TRUE(writeCaptureFile(d + "/c.capture", f).ok());
+  return writeCaptureFile(path, f);
+}
+} // namespace
+
+TEST(Evaluator, TurnsWorkerBehaviourIntoResults) {
+  char dir[] = "/tmp/cudal1-evaluator-test.XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  std::string d = dir;
+  std::ofstream(d + "/k.cu") << "extern \"C\" __global__ void k(float *o) { o[0] = 1; }\n";
+  std::ofstream(d + "/bad.cu") << "this does not compile\n";
+  ASSERT_TRUE(writeOneLaunch(d + "/c.capture").ok());
   std::ofstream(d + "/manifest.txt")
       << "cudal1-bundle 1\nkernel-key k\nargs f32*w\ncapture c.capture\n"
          "original k.cu\n";
@@ -98,19 +105,7 @@ TEST(Evaluator, AnOriginalVerifiedEarlierIsNotVerifiedAgain) {
   ASSERT_NE(mkdtemp(dir), nullptr);
   std::string d = dir;
   std::ofstream(d + "/k.cu") << "extern \"C\" __global__ void k(float *o) { o[0] = 1; }\n";
-  CaptureFile f;
-  CapturedLaunch l;
-  l.kernelKey = "k";
-  CapturedAlloc a;
-  a.size = 4;
-  a.before.assign(4, 0);
-  a.after.assign(4, 0);
-  l.allocs.push_back(a);
-  CapturedArg arg;
-  arg.isPointer = true;
-  l.args.push_back(arg);
-  f.launches.push_back(l);
-  ASSERT_TRUE(writeCaptureFile(d + "/c.capture", f).ok());
+  ASSERT_TRUE(writeOneLaunch(d + "/c.capture").ok());
   std::ofstream(d + "/manifest.txt") << "cudal1-bundle 1\nkernel-key k\nargs f32*w\ncapture "
                                         "c.capture\noriginal k.cu\nvariant fast k.cu\n";
   Expected<Bundle> b = readBundle(d);
