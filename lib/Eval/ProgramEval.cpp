@@ -921,7 +921,7 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
       if (c.size() >= size_t(kMinRoundsBeforeRacing))
         est.back() = bootstrapSpeedup(a, c, 10, 1000, opts.seed + i);
     }
-    RaceVerdict verdict = raceVerdict(est);
+    RaceVerdict verdict = raceVerdict(est, /*dropBeaten=*/true); // every timed run is judged
     std::vector<size_t> keep = {0};
     for (size_t j = 0; j < entries.size(); ++j) {
       if (!verdict.cannotWin[j]) {

@@ -81,7 +81,8 @@ SpeedupEstimate bootstrapSpeedup(const std::vector<double> &baseline,
   return est;
 }
 
-RaceVerdict raceVerdict(const std::vector<std::optional<SpeedupEstimate>> &estimates) {
+RaceVerdict raceVerdict(const std::vector<std::optional<SpeedupEstimate>> &estimates,
+                        bool dropBeaten) {
   RaceVerdict v;
   v.cannotWin.assign(estimates.size(), false);
   double bestLo = 0;
@@ -93,7 +94,7 @@ RaceVerdict raceVerdict(const std::vector<std::optional<SpeedupEstimate>> &estim
   bool lastJudged = false, allSettled = true;
   for (size_t i = 0; i < estimates.size(); ++i) {
     const std::optional<SpeedupEstimate> &e = estimates[i];
-    if (e && (e->hi < kMinFasterSpeedup || e->hi < bestLo)) {
+    if (e && (e->hi < kMinFasterSpeedup || (dropBeaten && e->hi < bestLo))) {
       v.cannotWin[i] = true;
       continue;
     }

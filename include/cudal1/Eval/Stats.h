@@ -57,8 +57,8 @@ inline bool isFaster(const SpeedupEstimate &e) {
 /// has too few rounds yet to judge.
 struct RaceVerdict {
   /// Per entry: it cannot win, so it stops being timed. Its interval lies
-  /// below kMinFasterSpeedup (it can never count as faster) or below the
-  /// surest variant's lower end.
+  /// below kMinFasterSpeedup (it can never count as faster) or, with
+  /// dropBeaten, below the surest variant's lower end.
   std::vector<bool> cannotWin;
   /// The rounds may end: no variant is left, or one is left and its
   /// interval lies above 1 (more rounds would only narrow it), or every
@@ -71,7 +71,13 @@ struct RaceVerdict {
 /// The example's whole-program rounds ran to their limit of 15 to tell
 /// three plans apart at 1.02x [1.019, 1.024] and the like (H100).
 constexpr double kSettledWidth = 0.01;
-RaceVerdict raceVerdict(const std::vector<std::optional<SpeedupEstimate>> &estimates);
+/// dropBeaten: a variant beaten by another's lower end leaves too. Only
+/// where every timed run is checked (program rounds): the kernel worker
+/// checks outputs in two rounds, and a variant that turns wrong later (the
+/// fake driver's lazy-after-4) would have pushed correct ones out after 10
+/// noisy rounds.
+RaceVerdict raceVerdict(const std::vector<std::optional<SpeedupEstimate>> &estimates,
+                        bool dropBeaten = false);
 
 } // namespace cudal1
 

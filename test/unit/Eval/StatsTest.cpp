@@ -109,13 +109,15 @@ TEST(Race, SlowerAndBeatenVariantsCannotWin) {
   std::vector<std::optional<SpeedupEstimate>> est = {interval(0.9, 0.98), interval(1.0, 1.005),
                                                      interval(1.2, 1.4), interval(1.5, 1.7),
                                                      interval(1.3, 1.6)};
-  RaceVerdict v = raceVerdict(est);
+  RaceVerdict v = raceVerdict(est, /*dropBeaten=*/true);
   EXPECT_EQ(v.cannotWin, (std::vector<bool>{true, true, true, false, false}));
   EXPECT_FALSE(v.decided); // two are left
+  // Without dropBeaten (the kernel worker) the beaten one stays.
+  EXPECT_EQ(raceVerdict(est).cannotWin, (std::vector<bool>{true, true, false, false, false}));
 }
 
 TEST(Race, OneVariantLeftAndFasterDecidesTheRace) {
-  RaceVerdict v = raceVerdict({interval(0.5, 0.6), interval(2.0, 2.2)});
+  RaceVerdict v = raceVerdict({interval(0.5, 0.6), interval(2.0, 2.2)}, true);
   EXPECT_EQ(v.cannotWin, (std::vector<bool>{true, false}));
   EXPECT_TRUE(v.decided);
 }
