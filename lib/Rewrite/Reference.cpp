@@ -1236,21 +1236,26 @@ llvm::Expected<ReferenceKernel> cudal1::deriveReference(const RewriteInput &in,
   return deriveIn(u, in, *index);
 }
 
-llvm::Error
-cudal1::deriveReferences(const RewriteInput &in, const std::vector<std::string> &kernels,
-                         llvm::function_ref<void(size_t, llvm::Expected<ReferenceKernel>)> each) {
+std::vector<llvm::Expected<ReferenceKernel>>
+cudal1::deriveReferences(const RewriteInput &in, const std::vector<std::string> &kernels) {
+  std::vector<llvm::Expected<ReferenceKernel>> out;
   auto parsed = ParsedUnit::parse(in.file, in.code, in.args);
-  if (!parsed)
-    return parsed.takeError();
-  ParsedUnit &u = **parsed;
-  for (size_t i = 0; i < kernels.size(); ++i) {
-    llvm::Expected<unsigned> index = findKernel(u.model(), kernels[i], in.file);
-    if (!index)
-      each(i, index.takeError());
-    else
-      each(i, deriveIn(u, in, *index));
+  if (!parsed) {
+    // Each kernel's answer is the parse's error, as deriveReference gives it.
+    std::string why = llvm::toString(parsed.takeError());
+    for (size_t i = 0; i < kernels.size(); ++i)
+      out.push_back(llvm::createStringError(llvm::inconvertibleErrorCode(), why));
+    return out;
   }
-  return llvm::Error::success();
+  ParsedUnit &u = **parsed;
+  for (const std::string &name : kernels) {
+    llvm::Expected<unsigned> index = findKernel(u.model(), name, in.file);
+    if (!index)
+      out.push_back(index.takeError());
+    else
+      out.push_back(deriveIn(u, in, *index));
+  }
+  return out;
 }
 
 namespace {
@@ -1276,7 +1281,7 @@ llvm::Expected<ReferenceKernel> deriveIn(ParsedUnit &u, const RewriteInput &in, 
   ReferenceKernel ref;
   ref.kernel = display;
   ref.key = k.key;
-  ref.originalEntry = k.mangledName;
+  ref.originalEntry = k.mangledName.empty() ? k.name : k.mangledName;
   ref.reductions = d.reductions;
   ref.notes = d.notes;
   for (const ParmVarDecl *p : kfd->parameters()) {

@@ -314,7 +314,8 @@ void ReplayEvaluator::capture() {
   if (!cf.ok())
     return refuseAll("the capture is unusable: " + cf.error().message());
   // 3. Per kernel: its launches, its entry, its reference.
-  std::vector<std::string> captured; // kernel keys, parallel to `refs`
+  std::vector<size_t> captured; // kernels with launches, parallel to `refs`
+  std::vector<std::string> keys;
   for (size_t k = 0; k < space.kernels.size(); ++k) {
     KernelCapture &kc = kernels[k];
     const TuneKernel &tk = space.kernels[k];
@@ -332,27 +333,18 @@ void ReplayEvaluator::capture() {
       note("replay: " + kc.refusal + "; its plans are judged as a whole program");
       continue;
     }
-    captured.push_back(tk.key);
+    captured.push_back(k);
+    keys.push_back(tk.key);
   }
   // The captured kernels' references from one parse (a parse each cost
   // about a second on the GPU machine).
-  std::map<std::string, llvm::Expected<ReferenceKernel>> refs;
-  if (llvm::Error e =
-          deriveReferences(input, captured, [&](size_t i, llvm::Expected<ReferenceKernel> r) {
-            if (!refs.count(captured[i]))
-              refs.emplace(captured[i], std::move(r));
-            else if (!r)
-              llvm::consumeError(r.takeError());
-          }))
-    return refuseAll("deriving the references: " + llvm::toString(std::move(e)));
+  std::vector<llvm::Expected<ReferenceKernel>> refs = deriveReferences(input, keys);
   size_t usable = 0;
-  for (size_t k = 0; k < space.kernels.size(); ++k) {
+  for (size_t j = 0; j < captured.size(); ++j) {
+    size_t k = captured[j];
     KernelCapture &kc = kernels[k];
     const TuneKernel &tk = space.kernels[k];
-    auto found = refs.find(tk.key);
-    if (!kc.refusal.empty() || found == refs.end())
-      continue;
-    llvm::Expected<ReferenceKernel> &ref = found->second;
+    llvm::Expected<ReferenceKernel> &ref = refs[j];
     if (!ref) {
       // Without a reference the bundle needs the argument types from
       // elsewhere; until then such kernels stay at program level.
@@ -365,7 +357,7 @@ void ReplayEvaluator::capture() {
     kc.referenceSource = ref->source;
     kc.referenceEntry = ref->entry;
     kc.args = ref->bundleArgs();
-    kc.entry = ref->originalEntry.empty() ? tk.name : ref->originalEntry;
+    kc.entry = ref->originalEntry;
     for (const CapturedLaunch &l : kc.launches) {
       LaunchShape shape;
       for (int d = 0; d < 3; ++d) {
@@ -585,20 +577,11 @@ llvm::Expected<size_t> writeKernelPlansPart(const std::string &dir, const Rewrit
   std::vector<std::string> keys;
   for (auto &[k, idx] : byKernel)
     keys.push_back(space.kernels[k].key);
-  std::vector<std::optional<llvm::Expected<ReferenceKernel>>> refs(keys.size());
-  if (!keys.empty())
-    if (llvm::Error e =
-            deriveReferences(input, keys, [&](size_t i, llvm::Expected<ReferenceKernel> r) {
-              refs[i] = std::move(r);
-            })) {
-      note("split path: deriving the references: " + llvm::toString(std::move(e)) +
-           "; every plan is judged as a whole program");
-      return 0;
-    }
-  size_t at = 0;
+  std::vector<llvm::Expected<ReferenceKernel>> refs = deriveReferences(input, keys);
+  size_t at = 0; // refs are in byKernel's order
   for (auto &[k, idx] : byKernel) {
     const TuneKernel &tk = space.kernels[k];
-    llvm::Expected<ReferenceKernel> &ref = *refs[at++];
+    llvm::Expected<ReferenceKernel> &ref = refs[at++];
     if (!ref) {
       note("split path: " + tk.name + ": no double reference (" + llvm::toString(ref.takeError()) +
            "); its plans are judged as whole programs");
@@ -607,7 +590,7 @@ llvm::Expected<size_t> writeKernelPlansPart(const std::string &dir, const Rewrit
     KernelPlanKernel pk;
     pk.key = tk.key;
     pk.name = tk.name;
-    pk.entry = ref->originalEntry.empty() ? tk.name : ref->originalEntry;
+    pk.entry = ref->originalEntry;
     pk.args = ref->bundleArgs();
     pk.reference = "ref" + std::to_string(plans.kernels.size()) + ".cu";
     pk.referenceEntry = ref->entry;

@@ -76,10 +76,12 @@ struct LaunchShape {
 };
 
 struct ReferenceKernel {
-  std::string kernel;        ///< the kernel's name as the model spells it (`k<float>`)
-  std::string key;           ///< its kernel key (ProgramModel)
-  std::string entry;         ///< the reference's entry point: extern "C", `<kernel>_ref`
-  std::string originalEntry; ///< the original kernel's mangled name ("" if none)
+  std::string kernel; ///< the kernel's name as the model spells it (`k<float>`)
+  std::string key;    ///< its kernel key (ProgramModel)
+  std::string entry;  ///< the reference's entry point: extern "C", `<kernel>_ref`
+  /// The original kernel's entry point: its mangled name, or its name
+  /// where it has none (extern "C").
+  std::string originalEntry;
   /// The input with the promoted copies appended (line numbers of the
   /// original part unchanged, the first line starts with a comment naming
   /// the entry): compile it as its own unit and load `entry`.
@@ -115,11 +117,11 @@ struct ReferenceKernel {
 /// (`fallback-no-reference`).
 llvm::Expected<ReferenceKernel> deriveReference(const RewriteInput &in, llvm::StringRef kernel);
 
-/// deriveReference for several kernels from one parse: `each(i, result)`
-/// for kernels[i], in order. An error only when the input does not parse.
-llvm::Error
-deriveReferences(const RewriteInput &in, const std::vector<std::string> &kernels,
-                 llvm::function_ref<void(size_t, llvm::Expected<ReferenceKernel>)> each);
+/// deriveReference for several kernels from one parse: one result per
+/// kernels[i], in order (each the parse's error when the input does not
+/// parse).
+std::vector<llvm::Expected<ReferenceKernel>>
+deriveReferences(const RewriteInput &in, const std::vector<std::string> &kernels);
 
 /// One kernel of a reference program.
 struct ReferenceProgramKernel {

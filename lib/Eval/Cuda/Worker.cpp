@@ -514,7 +514,7 @@ int verifyCandidate(const WorkerArgs &w, VerifySetup &vs, const std::string &id,
     }
     if (vs.baselines.size() != vs.launches.size())
       vs.baselines.resize(vs.launches.size());
-    ls.baselines = vs.baselines[li];
+    ls.baselines = std::move(vs.baselines[li]);
     ArgPack args = variantArgs(*b, ls);
     Config cfg = configFor(*ls.cap, spec->launch, false);
     // Two runs: a variant must not depend on state left by an earlier one.
@@ -536,7 +536,6 @@ int verifyCandidate(const WorkerArgs &w, VerifySetup &vs, const std::string &id,
       }
       bool passBefore = vr.pass;
       RunError e = checkOutputs(c, *b, ls, spec->fastMath, label, vr);
-      vs.baselines[li] = ls.baselines;
       if (e.failed) {
         rep.add("detail", label + ": " + e.text);
         return finish("crash", 3);
@@ -550,6 +549,7 @@ int verifyCandidate(const WorkerArgs &w, VerifySetup &vs, const std::string &id,
       if (!vr.pass)
         break;
     }
+    vs.baselines[li] = std::move(ls.baselines); // for the next candidate
     freeLaunch(c, ls);
     if (!vr.pass)
       break;
