@@ -573,6 +573,7 @@ std::string cudal1::hostKeyPrefix(llvm::StringRef file) {
 const std::string &cudal1::hostCodeKey(const ProgramModel &model) { return model.hostKey; }
 QuietParses::QuietParses() : saved(quietParses) { quietParses = true; }
 QuietParses::~QuietParses() { quietParses = saved; }
+bool QuietParses::active() { return quietParses; }
 
 namespace {
 /// Counts a parse's errors, the driver's included (an unknown flag is the

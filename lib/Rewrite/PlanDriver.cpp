@@ -19,7 +19,10 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <atomic>
+#include <optional>
 #include <set>
+#include <thread>
 
 using namespace cudal1;
 
@@ -493,7 +496,59 @@ cudal1::applyPlans(const RewriteInput &in, llvm::ArrayRef<Plan> plans,
   auto unit = ParsedUnit::parse(in.file, in.code, in.args);
   if (!unit)
     return unit.takeError();
+  // A plan's later steps parse the source again, one parse per step (about
+  // a second each for a unit with the CUDA headers): those plans are spread
+  // over threads, each with its own parse of the input for first steps (the
+  // shared AST is not safe to read from two threads: clang fills caches as
+  // it is read). The results are the same bytes, reported in order.
+  std::vector<size_t> multiStep;
   for (size_t i = 0; i < plans.size(); ++i)
-    result(i, applyPlan(in, plans[i], unit->get()));
+    if (plans[i].steps.size() > 1)
+      multiStep.push_back(i);
+  unsigned threads = std::min<unsigned>(std::max(1u, std::thread::hardware_concurrency()),
+                                        unsigned(std::min<size_t>(multiStep.size(), 16)));
+  if (threads < 2) {
+    for (size_t i = 0; i < plans.size(); ++i)
+      result(i, applyPlan(in, plans[i], unit->get()));
+    return llvm::Error::success();
+  }
+  // The longest plans first; this thread takes the single-step plans on the
+  // shared parse, then joins in.
+  std::stable_sort(multiStep.begin(), multiStep.end(), [&](size_t a, size_t b) {
+    return plans[a].steps.size() > plans[b].steps.size();
+  });
+  std::vector<std::optional<llvm::Expected<std::string>>> out(plans.size());
+  std::atomic<size_t> next{0};
+  bool quiet = QuietParses::active();
+  auto worker = [&](ParsedUnit *shared) {
+    std::optional<QuietParses> silence;
+    if (quiet)
+      silence.emplace();
+    std::unique_ptr<ParsedUnit> own;
+    for (size_t n; (n = next++) < multiStep.size();) {
+      size_t i = multiStep[n];
+      if (!shared) {
+        auto u = ParsedUnit::parse(in.file, in.code, in.args);
+        if (!u) { // it parsed once: not expected, but the plan's outcome
+          out[i].emplace(u.takeError());
+          continue;
+        }
+        own = std::move(*u);
+        shared = own.get();
+      }
+      out[i].emplace(applyPlan(in, plans[i], shared));
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t)
+    pool.emplace_back(worker, nullptr);
+  for (size_t i = 0; i < plans.size(); ++i)
+    if (plans[i].steps.size() <= 1)
+      out[i].emplace(applyPlan(in, plans[i], unit->get()));
+  worker(unit->get());
+  for (std::thread &t : pool)
+    t.join();
+  for (size_t i = 0; i < plans.size(); ++i)
+    result(i, std::move(*out[i]));
   return llvm::Error::success();
 }

@@ -393,6 +393,7 @@ void ReplayEvaluator::capture() {
 }
 
 std::string ReplayEvaluator::accepts(const Candidate &c) {
+  AddElapsed judging(phases.accepts); // the first call waits for the capture
   // The capture run may have the GPU: nothing is judged beside it.
   awaitCapture();
   if (c.kernel >= space.kernels.size())

@@ -207,9 +207,11 @@ std::string bestJudge(const TuneResult &r, size_t k, const Plan &plan) {
 std::string formatTimings(const SessionTimings &t) {
   const ReplayTimes &rt = t.replay;
   double program = t.programBuild + t.programRun;
-  // The rest of the rounds: the strategy, the program evaluations' own
-  // bookkeeping (writing bundles), a replay's failure judged again.
-  double other = std::max(0.0, t.rounds - rt.wall - t.derive - program);
+  // The rest of the rounds: waiting for the capture (its build and run
+  // overlap the first round's deriving; its parses follow them), the
+  // strategy, the program evaluations' own bookkeeping (writing bundles), a
+  // replay's failure judged again.
+  double other = std::max(0.0, t.rounds - rt.wall - rt.accepts - t.derive - program);
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("time: {0:F1} s in all: legal space {1:F1} s, reference program {2:F1} s, "
@@ -233,7 +235,9 @@ std::string formatTimings(const SessionTimings &t) {
                         t.programFoundBuilt, program > 0 ? 60.0 * t.programVariants / program : 0.0,
                         t.programOriginal, t.programVerify, t.programRounds);
   if (t.rounds > 0)
-    os << llvm::formatv("  the rest of the rounds (proposals, bundles): {0:F1} s\n", other);
+    os << llvm::formatv("  the rest of the rounds: waiting for the capture {0:F1} s; proposals, "
+                        "bundles {1:F1} s\n",
+                        rt.accepts, other);
   return text;
 }
 

@@ -33,6 +33,9 @@ class QuietParses {
 public:
   QuietParses();
   ~QuietParses();
+  /// Whether parses on this thread are quiet now (a thread started for the
+  /// caller's parses takes the caller's setting with it).
+  static bool active();
   QuietParses(const QuietParses &) = delete;
   QuietParses &operator=(const QuietParses &) = delete;
 

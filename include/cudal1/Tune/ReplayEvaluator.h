@@ -91,7 +91,10 @@ struct ReplayTimes {
   /// rest is instrumenting and deriving the references).
   double captureBuild = 0, captureRun = 0;
   double eval = 0; ///< in wall: the cudal1-eval processes
-  double wall = 0; ///< in evaluate(), the capture included
+  double wall = 0; ///< in evaluate()
+  /// In accepts(), outside evaluate(): the wait for the capture and its
+  /// parses, at the first call.
+  double accepts = 0;
   double compile = 0, verify = 0, timing = 0;
   unsigned batches = 0, variants = 0, compiled = 0, cached = 0, verified = 0;
 };

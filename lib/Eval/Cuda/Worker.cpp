@@ -123,8 +123,16 @@ struct DevAlloc {
   bool writeOnly = true;
   bool promoted = false; // f32 turned into f64 for the reference
   std::string name;      // "arg N"
+  /// Where a check reads the buffer back (with its red zones): page-locked
+  /// when the driver gives it (faster copies), made at the first check and
+  /// kept for the next ones.
+  uint8_t *readback = nullptr;
+  bool readbackPinned = false;
+  std::vector<uint8_t> readbackHeap;
 };
 
+/// A captured launch's device state in a worker. Never freed: a worker sets
+/// up each launch once and keeps it until it exits, which frees it all.
 struct LaunchState {
   const CapturedLaunch *cap = nullptr;
   std::vector<DevAlloc> allocs;
@@ -220,18 +228,6 @@ Status setupLaunch(Context &c, const Bundle &b, const CapturedLaunch &cap, bool 
     }
   }
   return Status::success();
-}
-
-void freeLaunch(Context &c, LaunchState &ls) {
-  for (DevAlloc &d : ls.allocs) {
-    if (d.raw)
-      c.api->cuMemFree(d.raw);
-    if (d.pristine)
-      c.api->cuMemFree(d.pristine);
-    if (d.ref)
-      c.api->cuMemFree(d.ref);
-  }
-  ls.allocs.clear();
 }
 
 /// Argument storage for cuLaunchKernel.
@@ -365,8 +361,19 @@ RunError checkOutputs(Context &c, const Bundle &b, LaunchState &ls, bool fastMat
   RunError err;
   for (size_t i = 0; i < ls.allocs.size(); ++i) {
     DevAlloc &d = ls.allocs[i];
-    std::vector<uint8_t> host(d.size + 2 * kGuardBytes);
-    CUresult r = c.api->cuMemcpyDtoH(host.data(), d.raw, host.size());
+    size_t bytes = d.size + 2 * kGuardBytes;
+    if (!d.readback) {
+      void *pinned = nullptr;
+      if (c.api->cuMemAllocHost(&pinned, bytes) == CUDA_SUCCESS && pinned) {
+        d.readback = static_cast<uint8_t *>(pinned);
+        d.readbackPinned = true;
+      } else {
+        d.readbackHeap.resize(bytes);
+        d.readback = d.readbackHeap.data();
+      }
+    }
+    uint8_t *host = d.readback;
+    CUresult r = c.api->cuMemcpyDtoH(host, d.raw, bytes);
     if (r != CUDA_SUCCESS) {
       err.failed = true;
       err.text = checkCu(r, "reading back outputs").message();
@@ -387,7 +394,7 @@ RunError checkOutputs(Context &c, const Bundle &b, LaunchState &ls, bool fastMat
     CompareInput in;
     in.buffer = label + " " + d.name;
     in.elem = d.elem;
-    in.variant = host.data() + kGuardBytes;
+    in.variant = host + kGuardBytes;
     in.original = ls.cap->allocs[i].after.data();
     in.count = d.size / elemSize(d.elem);
     in.fastMath = fastMath;
@@ -457,16 +464,19 @@ const VariantSpec *findSpec(const Bundle &b, const std::string &id) {
 // --- verify ------------------------------------------------------------
 
 /// Shared by the candidates of one verify worker: the bundle, its launches,
-/// the context and the reference module are set up once.
+/// the context and the reference module are set up once, and so is each
+/// launch's device state with the reference's outputs and the comparison
+/// baselines (LaunchState), at its first use. Every run restores the
+/// buffers from their pristine copies first; a candidate that damaged what
+/// the next one reads could only make that one fail, and the worker stops at
+/// the first candidate that is not ok anyway.
 struct VerifySetup {
   Bundle bundle;
   std::vector<CaptureFile> files;
   std::vector<const CapturedLaunch *> launches;
   Context c;
   Module ref;
-  /// Per launch, its buffers' comparison baselines (LaunchState::baselines),
-  /// kept from one candidate to the next.
-  std::vector<std::vector<std::optional<CompareBaseline>>> baselines;
+  std::vector<LaunchState> states; // per launch; cap == nullptr until set up
 };
 
 /// Verifies one candidate and writes WORK/ID.verify. `outcome` receives
@@ -503,18 +513,19 @@ int verifyCandidate(const WorkerArgs &w, VerifySetup &vs, const std::string &id,
   VerifyResult vr;
   vr.mode = verifyModeOf(*b);
   bool wrongFirst = false;
+  if (vs.states.size() != vs.launches.size())
+    vs.states.resize(vs.launches.size());
   for (size_t li = 0; li < vs.launches.size(); ++li) {
-    LaunchState ls;
-    if (Status s = setupLaunch(c, *b, *vs.launches[li], b->hasReference, ls); !s.ok())
-      return setupError(s);
-    if (b->hasReference) {
-      RunError e = runReference(c, *b, vs.ref, ls);
-      if (e.failed)
-        return setupError(Status::error(e.text));
+    LaunchState &ls = vs.states[li];
+    if (!ls.cap) {
+      if (Status s = setupLaunch(c, *b, *vs.launches[li], b->hasReference, ls); !s.ok())
+        return setupError(s);
+      if (b->hasReference) {
+        RunError e = runReference(c, *b, vs.ref, ls);
+        if (e.failed)
+          return setupError(Status::error(e.text));
+      }
     }
-    if (vs.baselines.size() != vs.launches.size())
-      vs.baselines.resize(vs.launches.size());
-    ls.baselines = std::move(vs.baselines[li]);
     ArgPack args = variantArgs(*b, ls);
     Config cfg = configFor(*ls.cap, spec->launch, false);
     // Two runs: a variant must not depend on state left by an earlier one.
@@ -549,8 +560,6 @@ int verifyCandidate(const WorkerArgs &w, VerifySetup &vs, const std::string &id,
       if (!vr.pass)
         break;
     }
-    vs.baselines[li] = std::move(ls.baselines); // for the next candidate
-    freeLaunch(c, ls);
     if (!vr.pass)
       break;
   }

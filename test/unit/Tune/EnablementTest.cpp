@@ -175,6 +175,40 @@ TEST(Enablement, ListedCompositionsDerive) {
   }
 }
 
+// applyPlans spreads the plans of more than one step over threads, each with
+// its own parse: every plan still gets the bytes applyPlan gives it (or the
+// same refusal), reported once each and in order.
+TEST(Enablement, ApplyPlansMatchesApplyPlanAcrossThreads) {
+  RewriteInput in = input(kChain);
+  llvm::Expected<TuneSpace> space = collectTuneSpace(in);
+  ASSERT_TRUE(bool(space)) << llvm::toString(space.takeError());
+  std::vector<Plan> plans;
+  for (const TuneKernel &k : space->kernels) {
+    for (const ComposedStep &c : k.composed) {
+      plans.push_back(planOf(c.steps()));
+      plans.push_back(planOf({c.step})); // refused alone
+    }
+    for (size_t j = 0; j < k.steps.size() && j < 2; ++j)
+      plans.push_back(planOf({k.steps[j]}));
+  }
+  ASSERT_GT(plans.size(), 4u);
+  std::vector<size_t> order;
+  std::vector<std::string> got(plans.size());
+  llvm::Error e = applyPlans(in, plans, [&](size_t i, llvm::Expected<std::string> src) {
+    order.push_back(i);
+    got[i] = src ? *src : "refused: " + llvm::toString(src.takeError());
+  });
+  ASSERT_FALSE(bool(e)) << llvm::toString(std::move(e));
+  ASSERT_EQ(order.size(), plans.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    EXPECT_EQ(order[i], i);
+  for (size_t i = 0; i < plans.size(); ++i) {
+    llvm::Expected<std::string> one = applyPlan(in, plans[i]);
+    std::string want = one ? *one : "refused: " + llvm::toString(one.takeError());
+    EXPECT_EQ(got[i], want) << printPlan(plans[i]);
+  }
+}
+
 // The chain program: each kernel's fuse is a composed step of that kernel,
 // the loop's graph one of the host entry; a composed plan stays one part
 // of its kernel's (the build applies the drop-sync with the fuse). The

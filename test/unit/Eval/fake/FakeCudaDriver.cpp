@@ -164,6 +164,14 @@ CUresult fFree(CUdeviceptr p) {
   std::free(reinterpret_cast<void *>(p));
   return CUDA_SUCCESS;
 }
+CUresult fAllocHost(void **p, size_t n) {
+  *p = std::malloc(n ? n : 1);
+  return CUDA_SUCCESS;
+}
+CUresult fFreeHost(void *p) {
+  std::free(p);
+  return CUDA_SUCCESS;
+}
 CUresult fHtoD(CUdeviceptr d, const void *s, size_t n) {
   std::memcpy((void *)d, s, n);
   return sticky;
@@ -238,6 +246,8 @@ const Entry kEntries[] = {{"cuInit", (void *)fInit},
                           {"cuFuncSetAttribute", (void *)fFuncSetAttr},
                           {"cuMemAlloc", (void *)fAlloc},
                           {"cuMemFree", (void *)fFree},
+                          {"cuMemAllocHost", (void *)fAllocHost},
+                          {"cuMemFreeHost", (void *)fFreeHost},
                           {"cuMemcpyHtoD", (void *)fHtoD},
                           {"cuMemcpyDtoH", (void *)fDtoH},
                           {"cuMemcpyDtoDAsync", (void *)fDtoDAsync},
