@@ -6,6 +6,7 @@
 #include "cudal1/Config.h"
 #include "cudal1/Eval/KernelPlans.h"
 #include "cudal1/Eval/Process.h"
+#include "cudal1/Frontend/ParsedUnit.h"
 #include "cudal1/Rewrite/Instrument.h"
 #include "cudal1/Rewrite/Reference.h"
 #include "cudal1/Rewrite/Transform.h"
@@ -18,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 #include <unistd.h>
@@ -193,6 +195,12 @@ ReplayEvaluator::ReplayEvaluator(RewriteInput in, TuneSpace sp, ProgramSetup s, 
 ReplayEvaluator::~ReplayEvaluator() {
   if (background.joinable())
     background.join();
+  if (referenceThread.joinable())
+    referenceThread.join();
+  if (referencesAhead) // never captured: the derivations go unused
+    for (llvm::Expected<ReferenceKernel> &r : *referencesAhead)
+      if (!r)
+        llvm::consumeError(r.takeError());
   if (!work.empty() && !options.keepWork)
     llvm::sys::fs::remove_directories(work, /*IgnoreErrors=*/true);
 }
@@ -207,70 +215,88 @@ void ReplayEvaluator::startCapture() {
     return;
   startedCapture = true;
   AddElapsed stopwatch(phases.capture);
-  // 1. The instrumented program, built with the user's command plus the
-  // capture runtime's two sources. The parse happens here; the build and
-  // the run, processes only, in the background (issue 15 item 5: the first
-  // round's variants are derived meanwhile).
   Expected<std::string> tmp = makeTempDirectory("cudal1-replay");
   if (!tmp.ok()) {
     startError = tmp.error().message();
     return;
   }
   work = *tmp;
-  llvm::Expected<std::string> inst = instrumentSource(input);
-  if (!inst) {
-    startError = "instrumenting: " + llvm::toString(inst.takeError());
-    return;
-  }
-  std::string dir(llvm::sys::path::parent_path(input.file));
-  if (dir.empty())
-    dir = ".";
-  // Beside the user's file, so that its quoted includes resolve.
-  std::string src = dir + "/.cudal1-instrumented-" + std::to_string(::getpid()) + ".cu";
-  if (Status s = writeText(src, *inst); !s.ok()) {
-    startError = s.message();
-    return;
-  }
-  std::string tree = sourceTree(options);
-  std::string exe = work + "/instrumented";
-  std::vector<std::string> build;
-  for (const std::string &w : setup.build) {
-    std::string x = w;
-    for (auto [k, v] :
-         {std::pair<std::string, std::string>{"{src}", src}, {"{exe}", exe}, {"{bundle}", work}})
-      for (size_t p; (p = x.find(k)) != std::string::npos;)
-        x.replace(p, k.size(), v);
-    build.push_back(x);
-  }
-  for (const char *f : {"/lib/Capture/CaptureRuntime.cpp", "/lib/Capture/CaptureFile.cpp"})
-    build.push_back(tree + f);
-  build.push_back("-I" + tree + "/include");
-  // 2. One run records every kernel's first launches (the runtime's caps:
-  // CUDAL1_CAPTURE_MAX_LAUNCHES and _MAX_BYTES, inherited when set).
   captureFile = work + "/launches.capture";
-  std::vector<std::string> run;
-  for (const std::string &w : setup.run) {
-    std::string x = w;
-    for (size_t p; (p = x.find("{exe}")) != std::string::npos;)
-      x.replace(p, 5, exe);
-    run.push_back(x);
-  }
-  // The thread touches only its own copies and the two results, read
-  // after the join (awaitCapture).
-  background =
-      std::thread([this, build = std::move(build), run = std::move(run), src, file = captureFile,
-                   buildTimeout = options.buildTimeout, runTimeout = options.runTimeout] {
-        buildResult = runProcess(build, buildTimeout);
-        llvm::sys::fs::remove(src);
-        if (buildResult.exited && buildResult.exitCode == 0)
-          runResult = runProcess(run, runTimeout, {"CUDAL1_CAPTURE_FILE=" + file});
-      });
+  // Everything else in the background (issue 15 item 5), while the first
+  // round's variants are derived here: 1. the instrumented program, parsed
+  // and built with the user's command plus the capture runtime's two
+  // sources, then 2. run once, recording every kernel's first launches (the
+  // runtime's caps: CUDAL1_CAPTURE_MAX_LAUNCHES and _MAX_BYTES, inherited
+  // when set); beside them, 3. every kernel's double reference, from one
+  // parse of its own. Each thread touches only its own copies and its
+  // results, read after the joins (awaitCapture).
+  std::vector<std::string> keys;
+  for (const TuneKernel &k : space.kernels)
+    if (!k.host)
+      keys.push_back(k.key);
+  bool quiet = QuietParses::active();
+  referenceThread = std::thread([this, in = input, keys, quiet] {
+    std::optional<QuietParses> silence;
+    if (quiet)
+      silence.emplace();
+    referencesAhead = deriveReferences(in, keys);
+    referenceKeys = keys;
+  });
+  background = std::thread([this, in = input, buildWords = setup.build, runWords = setup.run,
+                            tree = sourceTree(options), exe = work + "/instrumented", bundle = work,
+                            file = captureFile, quiet, buildTimeout = options.buildTimeout,
+                            runTimeout = options.runTimeout] {
+    std::optional<QuietParses> silence;
+    if (quiet)
+      silence.emplace();
+    llvm::Expected<std::string> inst = instrumentSource(in);
+    if (!inst) {
+      startError = "instrumenting: " + llvm::toString(inst.takeError());
+      return;
+    }
+    std::string dir(llvm::sys::path::parent_path(in.file));
+    if (dir.empty())
+      dir = ".";
+    // Beside the user's file, so that its quoted includes resolve.
+    std::string src = dir + "/.cudal1-instrumented-" + std::to_string(::getpid()) + ".cu";
+    if (Status s = writeText(src, *inst); !s.ok()) {
+      startError = s.message();
+      return;
+    }
+    std::vector<std::string> build;
+    for (const std::string &w : buildWords) {
+      std::string x = w;
+      for (auto [k, v] : {std::pair<std::string, std::string>{"{src}", src},
+                          {"{exe}", exe},
+                          {"{bundle}", bundle}})
+        for (size_t p; (p = x.find(k)) != std::string::npos;)
+          x.replace(p, k.size(), v);
+      build.push_back(x);
+    }
+    for (const char *f : {"/lib/Capture/CaptureRuntime.cpp", "/lib/Capture/CaptureFile.cpp"})
+      build.push_back(tree + f);
+    build.push_back("-I" + tree + "/include");
+    std::vector<std::string> run;
+    for (const std::string &w : runWords) {
+      std::string x = w;
+      for (size_t p; (p = x.find("{exe}")) != std::string::npos;)
+        x.replace(p, 5, exe);
+      run.push_back(x);
+    }
+    buildResult = runProcess(build, buildTimeout);
+    llvm::sys::fs::remove(src);
+    if (buildResult.exited && buildResult.exitCode == 0)
+      runResult = runProcess(run, runTimeout, {"CUDAL1_CAPTURE_FILE=" + file});
+  });
 }
 
 void ReplayEvaluator::awaitCapture() {
-  if (background.joinable()) {
+  if (background.joinable() || referenceThread.joinable()) {
     AddElapsed stopwatch(phases.capture);
-    background.join();
+    if (background.joinable())
+      background.join();
+    if (referenceThread.joinable())
+      referenceThread.join();
   }
 }
 
@@ -336,9 +362,26 @@ void ReplayEvaluator::capture() {
     captured.push_back(k);
     keys.push_back(tk.key);
   }
-  // The captured kernels' references from one parse (a parse each cost
-  // about a second on the GPU machine).
-  std::vector<llvm::Expected<ReferenceKernel>> refs = deriveReferences(input, keys);
+  // The captured kernels' references, derived beside the capture from one
+  // parse (a parse each cost about a second on the GPU machine).
+  std::vector<llvm::Expected<ReferenceKernel>> refs;
+  if (referencesAhead) {
+    for (const std::string &key : keys) {
+      auto at = std::find(referenceKeys.begin(), referenceKeys.end(), key);
+      if (at != referenceKeys.end())
+        refs.push_back(std::move((*referencesAhead)[size_t(at - referenceKeys.begin())]));
+      else
+        refs.push_back(llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                               "no reference was derived for '%s'", key.c_str()));
+    }
+    // The references of kernels that were not captured are not used.
+    for (llvm::Expected<ReferenceKernel> &r : *referencesAhead)
+      if (!r)
+        llvm::consumeError(r.takeError());
+    referencesAhead.reset();
+  } else {
+    refs = deriveReferences(input, keys);
+  }
   size_t usable = 0;
   for (size_t j = 0; j < captured.size(); ++j) {
     size_t k = captured[j];

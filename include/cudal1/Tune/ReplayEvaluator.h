@@ -13,6 +13,7 @@
 #include "cudal1/Eval/LaunchRemap.h"
 #include "cudal1/Eval/Process.h"
 #include "cudal1/Eval/Results.h"
+#include "cudal1/Rewrite/Reference.h"
 #include "cudal1/Tune/ProgramEvaluator.h"
 #include "cudal1/Tune/Tuner.h"
 
@@ -139,8 +140,11 @@ private:
   ProgramSetup setup;
   ReplayOptions options;
   bool didCapture = false, startedCapture = false;
-  std::string startError; ///< why startCapture() could not begin
-  std::thread background; ///< the instrumented program's build and run
+  std::string startError;      ///< why startCapture() could not begin
+  std::thread background;      ///< the instrumented program's parse, build and run
+  std::thread referenceThread; ///< every kernel's double reference, derived beside it
+  std::optional<std::vector<llvm::Expected<ReferenceKernel>>> referencesAhead;
+  std::vector<std::string> referenceKeys; ///< parallel to *referencesAhead
   ProcessResult buildResult, runResult;
   std::string captureError, work, captureFile, gpu;
   std::vector<KernelCapture> kernels; ///< parallel to space.kernels
