@@ -119,6 +119,29 @@ uint64_t fnv1a64(const uint8_t *data, size_t size) {
   return h;
 }
 
+uint64_t laneHash64(const uint8_t *data, size_t size) {
+  constexpr uint64_t kPrime = 0x100000001b3ull;
+  uint64_t lane[4] = {0xcbf29ce484222325ull, 0x84222325cbf29ce4ull, 0x9e3779b97f4a7c15ull,
+                      0xc2b2ae3d27d4eb4full};
+  size_t i = 0;
+  for (; i + 32 <= size; i += 32)
+    for (int k = 0; k < 4; ++k) {
+      uint64_t w;
+      std::memcpy(&w, data + i + 8 * size_t(k), 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+      w = __builtin_bswap64(w); // the words are little-endian on every host
+#endif
+      lane[k] = (lane[k] ^ w) * kPrime;
+      lane[k] ^= lane[k] >> 29;
+    }
+  for (; i < size; ++i)
+    lane[0] = (lane[0] ^ data[i]) * kPrime;
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (uint64_t l : lane)
+    h = (h ^ l) * kPrime;
+  return h;
+}
+
 std::vector<uint8_t> serializeCapture(const CaptureFile &file) {
   Writer payload;
   payload.u32(uint32_t(file.launches.size()));
@@ -152,7 +175,7 @@ std::vector<uint8_t> serializeCapture(const CaptureFile &file) {
   out.u32(kCaptureVersion);
   out.u32(0); // flags, reserved
   out.u64(payload.bytes.size());
-  out.u64(fnv1a64(payload.bytes.data(), payload.bytes.size()));
+  out.u64(laneHash64(payload.bytes.data(), payload.bytes.size()));
   out.bytes.insert(out.bytes.end(), payload.bytes.begin(), payload.bytes.end());
   return out.bytes;
 }
@@ -169,14 +192,14 @@ Expected<CaptureFile> parseCapture(const std::vector<uint8_t> &image, const std:
   std::memcpy(&flags, image.data() + 12, 4);
   std::memcpy(&payloadSize, image.data() + 16, 8);
   std::memcpy(&checksum, image.data() + 24, 8);
-  if (version != kCaptureVersion)
+  if (version != kCaptureVersion && version != 1)
     return makeError(name, ": capture format version ", version,
-                     " is not supported (this build reads version ", kCaptureVersion, ")");
+                     " is not supported (this build reads versions 1 to ", kCaptureVersion, ")");
   if (payloadSize != image.size() - kHeaderSize)
     return makeError(name, ": truncated or padded: header says ", payloadSize,
                      " payload bytes, file has ", image.size() - kHeaderSize);
   const uint8_t *payload = image.data() + kHeaderSize;
-  if (fnv1a64(payload, payloadSize) != checksum)
+  if ((version == 1 ? fnv1a64(payload, payloadSize) : laneHash64(payload, payloadSize)) != checksum)
     return makeError(name, ": checksum mismatch: the file is corrupted");
 
   Reader r(payload, payloadSize, name);

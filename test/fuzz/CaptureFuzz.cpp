@@ -15,14 +15,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   (void)parseCapture(raw, "raw");
 
   // The header of docs/formats/capture.md: magic, version, flags, payload
-  // size, FNV-1a 64 of the payload.
+  // size, the payload's laneHash64 (version 2).
   std::vector<uint8_t> image = {'C', 'U', 'D', 'A', 'L', '1', 'C', 'P'};
   auto put = [&](const void *p, size_t n) {
     const uint8_t *b = static_cast<const uint8_t *>(p);
     image.insert(image.end(), b, b + n);
   };
   uint32_t version = kCaptureVersion, flags = 0;
-  uint64_t payloadSize = size, checksum = fnv1a64(data, size);
+  uint64_t payloadSize = size, checksum = laneHash64(data, size);
   put(&version, 4);
   put(&flags, 4);
   put(&payloadSize, 8);

@@ -11,8 +11,10 @@
 
 namespace cudal1 {
 
-/// Version written by this build; readers accept exactly this version.
-constexpr uint32_t kCaptureVersion = 1;
+/// Version written by this build. Readers accept it and version 1, whose
+/// only difference is the checksum (fnv1a64 instead of laneHash64): a
+/// bundle carries the capture runtime it was emitted with.
+constexpr uint32_t kCaptureVersion = 2;
 
 /// One allocation that a pointer argument points into, with its contents
 /// before the launch and after it.
@@ -45,8 +47,13 @@ struct CaptureFile {
   std::vector<CapturedLaunch> launches;
 };
 
-/// FNV-1a, 64 bit.
+/// FNV-1a, 64 bit: version 1's checksum (under 1 GB/s, a byte at a time).
 uint64_t fnv1a64(const uint8_t *data, size_t size);
+/// Version 2's checksum: FNV-1a's step over 8-byte little-endian words in
+/// four independent lanes, each word step followed by a shift-xor, the tail
+/// bytes into lane 0, the lanes folded with FNV-1a's step (docs/formats/
+/// capture.md). About 5x faster: every replay worker checks its capture.
+uint64_t laneHash64(const uint8_t *data, size_t size);
 
 std::vector<uint8_t> serializeCapture(const CaptureFile &file);
 /// Parses a whole file image; `name` appears in error messages.

@@ -117,6 +117,57 @@ TEST(CaptureFile, Fnv1aKnownValues) {
   EXPECT_EQ(fnv1a64(&a, 1), 0xaf63dc4c8601ec8cull);
 }
 
+// Version 2's checksum: each lane and the tail count, a flipped bit or two
+// swapped words anywhere change it, and it does not depend on alignment.
+TEST(CaptureFile, LaneHashSeesEveryByteAndOrder) {
+  std::vector<uint8_t> data(1000 + 64);
+  for (size_t i = 0; i < data.size(); ++i)
+    data[i] = uint8_t(i * 131 + 7);
+  const uint8_t *p = data.data();
+  uint64_t h = laneHash64(p, 1000);
+  EXPECT_NE(h, laneHash64(p, 999));
+  for (size_t at : {0u, 9u, 17u, 31u, 500u, 995u, 999u}) {
+    std::vector<uint8_t> flipped(p, p + 1000);
+    flipped[at] ^= 0x10;
+    EXPECT_NE(laneHash64(flipped.data(), 1000), h) << at;
+  }
+  std::vector<uint8_t> swapped(p, p + 1000);
+  std::swap_ranges(swapped.begin(), swapped.begin() + 8, swapped.begin() + 32);
+  EXPECT_NE(laneHash64(swapped.data(), 1000), h);
+  std::vector<uint8_t> shifted(1001);
+  std::copy(p, p + 1000, shifted.begin() + 1);
+  EXPECT_EQ(laneHash64(shifted.data() + 1, 1000), h);
+}
+
+// Files of version 1 (FNV-1a checksums, as bundles emitted before version 2
+// carry in their capture runtime) still read; version 2 files checked with
+// FNV-1a do not.
+TEST(CaptureFile, VersionOneStillReads) {
+  std::vector<uint8_t> image = serializeCapture(sample());
+  uint32_t version = 0;
+  std::memcpy(&version, image.data() + 8, 4);
+  EXPECT_EQ(version, kCaptureVersion);
+  Expected<CaptureFile> two = parseCapture(image, "v2");
+  ASSERT_TRUE(two.ok()) << two.error().message();
+  std::vector<uint8_t> one = image;
+  version = 1;
+  std::memcpy(one.data() + 8, &version, 4);
+  Expected<CaptureFile> stale = parseCapture(one, "v1-with-v2-checksum");
+  ASSERT_FALSE(stale.ok());
+  EXPECT_NE(stale.error().message().find("checksum mismatch"), std::string::npos);
+  uint64_t fnv = fnv1a64(one.data() + 32, one.size() - 32);
+  std::memcpy(one.data() + 24, &fnv, 8);
+  Expected<CaptureFile> v1 = parseCapture(one, "v1");
+  ASSERT_TRUE(v1.ok()) << v1.error().message();
+  EXPECT_EQ(serializeCapture(*v1), image);
+  std::vector<uint8_t> three = image;
+  version = 3;
+  std::memcpy(three.data() + 8, &version, 4);
+  Expected<CaptureFile> future = parseCapture(three, "v3");
+  ASSERT_FALSE(future.ok());
+  EXPECT_NE(future.error().message().find("version 3 is not supported"), std::string::npos);
+}
+
 // Found by test/fuzz/CaptureFuzz.cpp: an argument kind of 2 was read as a
 // pointer and written back as 1. Only 0 and 1 are kinds.
 TEST(CaptureFile, UnknownArgumentKindIsRejected) {
@@ -128,7 +179,7 @@ TEST(CaptureFile, UnknownArgumentKindIsRejected) {
   ASSERT_EQ(bytes[kindAt], 1);
   bytes[kindAt] = 2;
   // Re-frame: payload size is unchanged, the checksum must be recomputed.
-  uint64_t sum = fnv1a64(bytes.data() + 32, bytes.size() - 32);
+  uint64_t sum = laneHash64(bytes.data() + 32, bytes.size() - 32);
   std::memcpy(bytes.data() + 24, &sum, 8);
   Expected<CaptureFile> f = parseCapture(bytes, "mem");
   ASSERT_FALSE(f.ok());
