@@ -468,6 +468,8 @@ void timeBundle(const Bundle &bundle, PreparedBundle &prep, EvalResults &res,
         errorText = rest;
       else if (head == "gpu" && res.gpu.empty())
         res.gpu = rest;
+      else if (head == "window-s")
+        phases.timingRounds += std::atof(rest.c_str());
     }
     if (!crashedId.empty() && crashedId != "original") {
       for (size_t k = 0; k < timed.size(); ++k)

@@ -577,6 +577,8 @@ void ReplayEvaluator::readPhases(const std::string &path) {
       phases.verify += value;
     else if (name == "timing")
       phases.timing += value;
+    else if (name == "timing-rounds")
+      phases.timingRounds += value;
     else if (name == "compiled")
       phases.compiled += unsigned(value);
     else if (name == "cached")

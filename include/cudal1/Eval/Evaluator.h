@@ -63,6 +63,9 @@ Expected<EvalResults> evaluateBundle(const Bundle &bundle, const EvalOptions &op
 /// includes reading the captures).
 struct EvalPhaseTimes {
   double compile = 0, verify = 0, timing = 0;
+  /// Of timing: the timing workers' rounds (their window-s), the rest
+  /// being their starts, set-up and warm-ups.
+  double timingRounds = 0;
   unsigned compiled = 0, cached = 0, verified = 0;
 };
 

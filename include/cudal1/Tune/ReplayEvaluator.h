@@ -97,6 +97,7 @@ struct ReplayTimes {
   /// parses, at the first call.
   double accepts = 0;
   double compile = 0, verify = 0, timing = 0;
+  double timingRounds = 0; ///< of timing: the workers' rounds (the rest: starts, set-up)
   unsigned batches = 0, variants = 0, compiled = 0, cached = 0, verified = 0;
 };
 

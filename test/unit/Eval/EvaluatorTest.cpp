@@ -97,6 +97,9 @@ TEST(Evaluator, TurnsWorkerBehaviourIntoResults) {
   EXPECT_EQ(two[1]->find("broken")->outcome, Outcome::CompileError);
   EXPECT_EQ(phases.compiled, 4u);
   EXPECT_EQ(phases.cached, 16u);
+  // The timing workers' rounds are a part of the timing phase.
+  EXPECT_GT(phases.timingRounds, 0.0);
+  EXPECT_LE(phases.timingRounds, phases.timing);
   std::system(("rm -rf " + d).c_str());
 }
 

@@ -37,6 +37,8 @@ if [ "$mode" = time ]; then
   esac
   {
     echo "gpu Fake GPU"
+    echo "rounds 12"
+    echo "window-s 0.001"
     for id in $ids; do
       case "$id" in
         original) t=1.0 ;; fast) t=0.5 ;; slow) t=2.0 ;; *) t=1.0 ;;
