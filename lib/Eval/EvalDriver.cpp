@@ -125,9 +125,10 @@ int runEvalRequest(const EvalRequest &r) {
     char text[256];
     int n = std::snprintf(text, sizeof text,
                           "compile %.3f\nverify %.3f\ntiming %.3f\ntiming-rounds %.3f\n"
-                          "compiled %u\ncached %u\nverified %u\n",
+                          "compiled %u\ncached %u\nverified %u\nsetups %u\nkept-setups %u\n",
                           phases.compile, phases.verify, phases.timing, phases.timingRounds,
-                          phases.compiled, phases.cached, phases.verified);
+                          phases.compiled, phases.cached, phases.verified, phases.setups,
+                          phases.keptSetups);
     if (Status s = writeFileAtomically(r.phasesFile, text, size_t(n)); !s.ok())
       std::fprintf(stderr, "cudal1-eval: %s\n", s.message().c_str());
   }

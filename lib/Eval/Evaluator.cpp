@@ -4,6 +4,7 @@
 #include "cudal1/Eval/Evaluator.h"
 #include "cudal1/Capture/CaptureFile.h"
 #include "cudal1/Eval/Compile.h"
+#include "cudal1/Eval/KeptWorkers.h"
 #include "cudal1/Eval/Process.h"
 #include "cudal1/Eval/Stats.h"
 
@@ -123,6 +124,29 @@ void applyVerify(const ProcessResult &p, const std::string &reportPath, VariantR
   v.outcome = Outcome::Crash;
   v.details.push_back("verification worker: " + p.describe() +
                       (p.output.empty() ? "" : ": " + lastLines(p.output, 3)));
+}
+
+/// What a worker's report says of its kernel's set-up: "kept" (made by an
+/// earlier request of a kept worker), "made", or "" (no report).
+std::string setupOf(const std::string &reportPath) {
+  for (const std::string &l : readLines(reportPath)) {
+    auto [head, rest] = splitHead(l);
+    if (head == "setup")
+      return rest;
+  }
+  return "";
+}
+
+/// Runs one worker request: on the kept worker of the bundle's kernel and
+/// `slot` when the options keep workers, else in a worker process of its own.
+ProcessResult runWorkerRequest(const EvalOptions &opts, const Bundle &bundle, int slot,
+                               const std::vector<std::string> &argv, double timeoutSeconds) {
+  if (!opts.keptWorkers.empty()) {
+    std::string socket = keptWorkerSocket(opts.keptWorkers, bundle.kernelKey, slot);
+    if (!socket.empty())
+      return runKeptWorker(socket, argv, timeoutSeconds, opts.keptWorkerIdle);
+  }
+  return runProcess(argv, timeoutSeconds);
 }
 
 std::string workerPath(const EvalOptions &o) {
@@ -288,7 +312,7 @@ Expected<EvalResults> verifyBundle(const Bundle &bundle, PreparedBundle &prep,
   std::mutex mutex;
   size_t verified = 0;
   std::string gpuName;
-  auto verifyQueue = [&](std::vector<size_t> queue) {
+  auto verifyQueue = [&](std::vector<size_t> queue, int slot) {
     std::map<size_t, int> attempts;
     while (!queue.empty()) {
       if (budgetLeft < 1e29 && clock.seconds() > budgetLeft) {
@@ -323,7 +347,14 @@ Expected<EvalResults> verifyBundle(const Bundle &bundle, PreparedBundle &prep,
         ::unlink((work + "/" + res.results[i].id + ".verify").c_str());
       }
       // The watchdog ends a hung candidate; this limit is the backstop.
-      ProcessResult p = runProcess(argv, limit * double(queue.size()) + 60);
+      ProcessResult p =
+          runWorkerRequest(opts, bundle, slot, argv, limit * double(queue.size()) + 60);
+      if (std::string setup = setupOf(work + "/" + res.results[queue[0]].id + ".verify");
+          !setup.empty()) {
+        std::lock_guard<std::mutex> lock(mutex);
+        ++phases.setups;
+        phases.keptSetups += setup == "kept";
+      }
       // Reports are written in queue order: each before the last is ok (the
       // worker went on), the last or the first missing one ended the worker.
       static const ProcessResult kExitedCleanly = [] {
@@ -373,8 +404,8 @@ Expected<EvalResults> verifyBundle(const Bundle &bundle, PreparedBundle &prep,
     for (size_t k = 0; k < toVerify.size(); ++k)
       queues[k % queues.size()].push_back(toVerify[k]);
     std::vector<std::thread> threads;
-    for (std::vector<size_t> &q : queues)
-      threads.emplace_back(verifyQueue, q);
+    for (size_t q = 0; q < queues.size(); ++q)
+      threads.emplace_back(verifyQueue, queues[q], int(q));
     for (std::thread &t : threads)
       t.join();
   }
@@ -442,7 +473,7 @@ void timeBundle(const Bundle &bundle, PreparedBundle &prep, EvalResults &res,
              std::to_string(int(window)) + " s");
     std::string report = work + "/timing.txt";
     ::unlink(report.c_str());
-    ProcessResult p = runProcess(argv, 2 * window + 120);
+    ProcessResult p = runWorkerRequest(opts, bundle, 0, argv, 2 * window + 120);
     std::vector<std::string> lines = readLines(report);
     std::string crashedId, crashText, errorText;
     samples.clear();
@@ -470,6 +501,10 @@ void timeBundle(const Bundle &bundle, PreparedBundle &prep, EvalResults &res,
         res.gpu = rest;
       else if (head == "window-s")
         phases.timingRounds += std::atof(rest.c_str());
+      else if (head == "setup") {
+        ++phases.setups;
+        phases.keptSetups += rest == "kept";
+      }
     }
     if (!crashedId.empty() && crashedId != "original") {
       for (size_t k = 0; k < timed.size(); ++k)
@@ -592,6 +627,8 @@ std::vector<Expected<EvalResults>> evaluateBundles(const std::vector<Bundle> &bu
         timeIt[b] = t;
         std::lock_guard<std::mutex> lock(phasesMutex);
         phases.verified += mineTimes.verified;
+        phases.setups += mineTimes.setups;
+        phases.keptSetups += mineTimes.keptSetups;
       }
     };
     size_t n = std::min(bundles.size(), size_t(std::max(1, opts.bundlesParallel)));

@@ -22,6 +22,8 @@ std::string ProcessResult::describe() const {
     return "could not start: " + output;
   if (timedOut)
     return "killed after the time limit";
+  if (lost)
+    return "ended without answering";
   if (signaled)
     return "signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
   return "exit " + std::to_string(exitCode);

@@ -4,6 +4,7 @@
 // links no CUDA library: the evaluator's workers need the driver anyway).
 #include "cudal1/Tune/ReplayEvaluator.h"
 #include "cudal1/Config.h"
+#include "cudal1/Eval/KeptWorkers.h"
 #include "cudal1/Eval/KernelPlans.h"
 #include "cudal1/Eval/Process.h"
 #include "cudal1/Frontend/ParsedUnit.h"
@@ -197,6 +198,8 @@ ReplayEvaluator::~ReplayEvaluator() {
     background.join();
   if (referenceThread.joinable())
     referenceThread.join();
+  if (!work.empty())
+    stopKeptWorkers(keptWorkersDir());
   if (referencesAhead) // never captured: the derivations go unused
     for (llvm::Expected<ReferenceKernel> &r : *referencesAhead)
       if (!r)
@@ -522,9 +525,12 @@ ReplayEvaluator::evaluate(const std::vector<Candidate> &cands) {
     bundleDirs.push_back(bdir);
   }
   std::string phasesFile = work + "/phases" + std::to_string(batch) + ".txt";
+  // One worker per kernel stays alive across batches with its set-up
+  // (context, captured launches, reference outputs): the destructor stops
+  // them.
   std::vector<std::string> argv = {findEval(options), "--seed",         std::to_string(batch),
                                    "--compile-cache", work + "/cubins", "--phases",
-                                   phasesFile};
+                                   phasesFile,        "--keep-workers", keptWorkersDir()};
   // An original verified by an earlier batch is not verified again: same
   // source, capture and reference (its cubin comes from the cache too).
   if (std::all_of(byKernel.begin(), byKernel.end(),
@@ -585,6 +591,10 @@ void ReplayEvaluator::readPhases(const std::string &path) {
       phases.cached += unsigned(value);
     else if (name == "verified")
       phases.verified += unsigned(value);
+    else if (name == "setups")
+      phases.setups += unsigned(value);
+    else if (name == "kept-setups")
+      phases.keptSetups += unsigned(value);
   }
 }
 

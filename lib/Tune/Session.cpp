@@ -222,12 +222,12 @@ std::string formatTimings(const SessionTimings &t) {
     os << llvm::formatv("  replay: {0} variant(s) in {1} batch(es), {2:F1} s (capture {3:F1} s: "
                         "build {10:F1} s, run {11:F1} s; cudal1-eval {12:F1} s: compile {4:F1} s "
                         "for {5} cubin(s), {6} from the cache, verify "
-                        "{7:F1} s, timing {8:F1} s of which rounds {13:F1} s): {9:F1} "
-                        "variants/min\n",
+                        "{7:F1} s, timing {8:F1} s of which rounds {13:F1} s; kept workers "
+                        "had the set-up of {14} of {15} request(s)): {9:F1} variants/min\n",
                         rt.variants, rt.batches, rt.wall, rt.capture, rt.compile, rt.compiled,
                         rt.cached, rt.verify, rt.timing,
                         rt.wall > 0 ? 60.0 * rt.variants / rt.wall : 0.0, rt.captureBuild,
-                        rt.captureRun, rt.eval, rt.timingRounds);
+                        rt.captureRun, rt.eval, rt.timingRounds, rt.keptSetups, rt.setups);
   if (t.programVariants > 0)
     os << llvm::formatv("  whole programs: {0} variant(s), {1:F1} s (building {2:F1} s, runs "
                         "{3:F1} s: original and reference {7:F1} s, verification {8:F1} s, "

@@ -18,6 +18,7 @@ const char *kUsage =
     "                   [--window S] [--time-all] [--timeout S] [--seed N] [--keep-work DIR]\n"
     "                   [--rounds N] [--race K [--screen N]] [-o RESULTS]\n"
     "                   [--compile-cache DIR] [--phases FILE]\n"
+    "                   [--keep-workers DIR [--worker-idle S]]\n"
     "       cudal1-eval --probe [--gpu N]   (exit 77 when there is no GPU)\n"
     "\n"
     "Compiles the bundle's variants, verifies each against the double-precision\n"
@@ -45,6 +46,13 @@ const char *kUsage =
     "  --compile-cache DIR  reuse cubins compiled from the same source and\n"
     "                   flags (kept across calls of one tuning session)\n"
     "  --phases FILE    write where the time went (compile, verify, timing)\n"
+    "  --keep-workers DIR  one worker per kernel stays alive after this call,\n"
+    "                   listening in DIR, and keeps its set-up (context,\n"
+    "                   captured launches, reference outputs) for the next\n"
+    "                   call with the same DIR; a fault still ends it. The\n"
+    "                   caller stops them (a tuner at its end), or they exit\n"
+    "                   after --worker-idle S seconds without a request\n"
+    "                   (default 300)\n"
     "Program bundles:\n"
     "  --rounds N       timing rounds (default 15)\n"
     "  --race K         time only the K variants fastest in their (serial)\n"
@@ -133,6 +141,12 @@ int main(int argc, char **argv) {
       opts.compileCache = value("--compile-cache");
     else if (a == "--phases")
       req.phasesFile = value("--phases");
+    else if (a == "--keep-workers")
+      opts.keptWorkers = value("--keep-workers");
+    else if (a == "--worker-idle")
+      opts.keptWorkerIdle = worker.idleSeconds = num("--worker-idle");
+    else if (a == "--socket")
+      worker.socket = value("--socket");
     else if (a == "-o" || a == "--output")
       output = value("-o");
     else if (a == "--worker")

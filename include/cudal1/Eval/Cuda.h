@@ -23,7 +23,9 @@ Expected<std::vector<uint8_t>> compileWithNvrtc(const std::string &source, const
 
 /// What a worker process is asked to do (cudal1-eval --worker ...).
 struct WorkerArgs {
-  std::string mode; ///< "verify" or "time"
+  /// "verify", "time", or "serve": a kept worker (KeptWorkers.h) that
+  /// answers verify and time requests at `socket` until told to stop.
+  std::string mode;
   std::string bundleDir;
   std::string workDir; ///< holds ID.cubin; the worker writes its report here
   /// verify: the candidates, verified in order until the first that is
@@ -39,6 +41,8 @@ struct WorkerArgs {
   /// for the whole window.
   bool race = true;
   uint64_t seed = 1;
+  std::string socket;       ///< serve: where to listen
+  double idleSeconds = 300; ///< serve: exit after this long without a request
 };
 
 /// Runs a worker in this process (meant to be a child: a fault kills it).

@@ -50,6 +50,11 @@ struct EvalOptions {
   /// The cudal1-eval executable that runs workers (--worker ...). Empty:
   /// $CUDAL1_EVAL, else this process's own executable.
   std::string workerExecutable;
+  /// Kept workers (KeptWorkers.h): a directory where one worker per kernel
+  /// (and verification slot) stays alive between evaluations with its
+  /// set-up. Empty: a worker process per request.
+  std::string keptWorkers;
+  double keptWorkerIdle = 300; ///< seconds a kept worker waits for a request
   /// Receives one-line progress messages ("compile 3/12", ...).
   std::function<void(const std::string &)> progress;
 };
@@ -67,6 +72,9 @@ struct EvalPhaseTimes {
   /// being their starts, set-up and warm-ups.
   double timingRounds = 0;
   unsigned compiled = 0, cached = 0, verified = 0;
+  /// Worker requests, and those that found their kernel's set-up kept by
+  /// an earlier one (kept workers).
+  unsigned setups = 0, keptSetups = 0;
 };
 
 /// Evaluates several bundles: the variants of all of them are compiled in

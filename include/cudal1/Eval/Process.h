@@ -17,6 +17,9 @@ struct ProcessResult {
   bool signaled = false; ///< killed by a signal; see signal
   int signal = 0;
   bool timedOut = false; ///< killed by us after the time limit
+  /// A kept worker (KeptWorkers.h) ended without answering: not our child,
+  /// so its status is unknown; its reports say what it finished.
+  bool lost = false;
   double seconds = 0;
   std::string output;           ///< stdout and stderr together (the last 64 KiB)
   std::string describe() const; ///< "exit 3", "signal 11 (SIGSEGV)", ...

@@ -99,6 +99,9 @@ struct ReplayTimes {
   double compile = 0, verify = 0, timing = 0;
   double timingRounds = 0; ///< of timing: the workers' rounds (the rest: starts, set-up)
   unsigned batches = 0, variants = 0, compiled = 0, cached = 0, verified = 0;
+  /// Worker requests, and those whose kernel set-up a kept worker had made
+  /// for an earlier batch (Eval/KeptWorkers.h).
+  unsigned setups = 0, keptSetups = 0;
 };
 
 class ReplayEvaluator : public VariantEvaluator {
@@ -111,6 +114,9 @@ public:
   llvm::Expected<std::vector<Measurement>>
   evaluate(const std::vector<Candidate> &candidates) override;
   std::string gpuName() const override { return gpu; }
+  /// Where the kept workers of this session listen (cudal1-eval
+  /// --keep-workers): one per judged kernel, stopped by the destructor.
+  std::string keptWorkersDir() const { return work + "/kept"; }
   /// The capture has run and recorded launches of at least one kernel.
   bool captured();
   /// Begins the capture early: instruments the source here, then builds and

@@ -1,13 +1,17 @@
 // The evaluation workers: replay captured launches of one variant and verify
 // them (verify), or time the original and the verified variants in one
 // interleaved session and re-validate their timed outputs (time). Each runs
-// in a child process of cudal1-eval, so a faulting variant takes down only
-// its worker.
+// in a process of its own, so a faulting variant takes down only its worker:
+// a child of cudal1-eval for one request, or a kept worker (serve) that
+// answers the requests for one kernel and keeps their set-up in between
+// (KeptWorkers.h).
 #include "Driver.h"
 #include "cudal1/Capture/CaptureFile.h"
 #include "cudal1/Eval/Bundle.h"
 #include "cudal1/Eval/Cuda.h"
 #include "cudal1/Eval/EntryName.h"
+#include "cudal1/Eval/KeptWorkers.h"
+#include "cudal1/Eval/Numbers.h"
 #include "cudal1/Eval/Stats.h"
 #include "cudal1/Eval/Verify.h"
 
@@ -17,10 +21,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
 #include <sstream>
+#include <sys/stat.h>
 #include <thread>
 
 namespace cudal1::cuda {
@@ -131,8 +138,8 @@ struct DevAlloc {
   std::vector<uint8_t> readbackHeap;
 };
 
-/// A captured launch's device state in a worker. Never freed: a worker sets
-/// up each launch once and keeps it until it exits, which frees it all.
+/// A captured launch's device state in a worker, set up once and kept
+/// until the worker exits (or, in a kept worker, drops the kernel's set-up).
 struct LaunchState {
   const CapturedLaunch *cap = nullptr;
   std::vector<DevAlloc> allocs;
@@ -463,27 +470,141 @@ const VariantSpec *findSpec(const Bundle &b, const std::string &id) {
 
 // --- verify ------------------------------------------------------------
 
-/// Shared by the candidates of one verify worker: the bundle, its launches,
-/// the context and the reference module are set up once, and so is each
-/// launch's device state with the reference's outputs and the comparison
-/// baselines (LaunchState), at its first use. Every run restores the
-/// buffers from their pristine copies first; a candidate that damaged what
-/// the next one reads could only make that one fail, and the worker stops at
-/// the first candidate that is not ok anyway.
-struct VerifySetup {
-  Bundle bundle;
+/// One kernel's set-up, shared by the candidates of a worker's requests:
+/// its captured launches, the reference module, and each launch's device
+/// state with the reference's outputs and the comparison baselines
+/// (LaunchState), made at its first use. Every run restores the buffers from
+/// their pristine copies first; a candidate that damaged what the next one
+/// reads could only make that one fail, and a worker stops at the first
+/// candidate that is not ok anyway.
+struct KernelSetup {
   std::vector<CaptureFile> files;
   std::vector<const CapturedLaunch *> launches;
-  Context c;
   Module ref;
   std::vector<LaunchState> states; // per launch; cap == nullptr until set up
 };
 
+/// What a worker keeps between requests: the context and the set-up of
+/// each kernel by its key (setupKey). A one-shot worker serves one request.
+struct WorkerSession {
+  Context c;
+  int gpu = -1;
+  std::map<std::string, std::unique_ptr<KernelSetup>> setups;
+  /// The last request found its kernel's set-up made by an earlier one.
+  bool keptSetup = false;
+  /// The last verification request found every candidate ok.
+  bool verifiedAll = false;
+  // The timing's L2 flush buffer and events, made at the first timing.
+  CUdeviceptr flush = 0;
+  size_t flushWords = 0;
+  CUevent start = nullptr, stop = nullptr, stopAll = nullptr;
+};
+
+Status sessionContext(WorkerSession &s, int gpu) {
+  if (s.gpu == gpu)
+    return Status::success();
+  if (s.gpu >= 0)
+    return makeError("this kept worker serves GPU ", s.gpu, ", not GPU ", gpu);
+  TRY(initContext(gpu, s.c));
+  s.gpu = gpu;
+  return Status::success();
+}
+
+/// What makes two requests' set-ups the same: the bundle without its
+/// variants and directory, each capture file by its real path, size and
+/// modification time, and the reference cubin's bytes.
+Expected<std::string> setupKey(const Bundle &b, const std::string &workDir) {
+  Bundle k = b;
+  k.dir.clear();
+  k.variants.clear();
+  k.captures.clear();
+  for (const std::string &c : b.captures) {
+    char real[4096];
+    struct stat st;
+    if (!::realpath(b.path(c).c_str(), real) || ::stat(real, &st) != 0)
+      return makeError("cannot read capture ", b.path(c));
+    k.captures.push_back(std::string(real) + "@" + std::to_string(st.st_size) + "@" +
+                         std::to_string(st.st_mtim.tv_sec) + "." +
+                         std::to_string(st.st_mtim.tv_nsec));
+  }
+  std::string key = formatManifest(k);
+  if (b.hasReference) {
+    Expected<std::vector<uint8_t>> ref = readWholeFile(workDir + "/reference.cubin");
+    if (!ref.ok())
+      return ref.error();
+    key += "reference-cubin " + std::to_string(laneHash64(ref->data(), ref->size())) + "\n";
+  }
+  return key;
+}
+
+void freeSetup(Context &c, KernelSetup &ks) {
+  const DriverApi &a = *c.api;
+  for (LaunchState &ls : ks.states)
+    for (DevAlloc &d : ls.allocs) {
+      for (CUdeviceptr p : {d.raw, d.pristine, d.ref})
+        if (p)
+          (void)a.cuMemFree(p);
+      if (d.readbackPinned)
+        (void)a.cuMemFreeHost(d.readback);
+    }
+  if (ks.ref.mod)
+    (void)a.cuModuleUnload(ks.ref.mod);
+  ks.states.clear();
+}
+
+/// The set-up of bundle b's kernel: the one an earlier request of this
+/// worker made when the key is the same, else a fresh one (a kept worker
+/// holds one kernel's: it serves one kernel, and a new key replaces it).
+Expected<KernelSetup *> kernelSetup(WorkerSession &s, const Bundle &b, const std::string &workDir) {
+  Expected<std::string> key = setupKey(b, workDir);
+  if (!key.ok())
+    return key.error();
+  auto it = s.setups.find(*key);
+  s.keptSetup = it != s.setups.end();
+  if (s.keptSetup)
+    return it->second.get();
+  for (auto &[k, old] : s.setups)
+    freeSetup(s.c, *old);
+  s.setups.clear();
+  auto ks = std::make_unique<KernelSetup>();
+  auto launches = selectLaunches(b, ks->files);
+  if (!launches.ok())
+    return launches.error();
+  ks->launches = *launches;
+  if (b.hasReference) {
+    Expected<Module> r = loadModule(s.c, workDir + "/reference.cubin", b.reference.entry);
+    if (!r.ok())
+      return r.error().withContext("reference");
+    ks->ref = *r;
+  }
+  ks->states.resize(ks->launches.size());
+  KernelSetup *out = ks.get();
+  s.setups[*key] = std::move(ks);
+  return out;
+}
+
+/// Sets up launch li of the kernel (device state and the reference's
+/// outputs) unless an earlier candidate or request did.
+Status ensureLaunch(Context &c, const Bundle &b, KernelSetup &ks, size_t li) {
+  LaunchState &ls = ks.states[li];
+  if (ls.cap)
+    return Status::success();
+  TRY(setupLaunch(c, b, *ks.launches[li], b.hasReference, ls));
+  if (b.hasReference) {
+    RunError e = runReference(c, b, ks.ref, ls);
+    if (e.failed) {
+      ls.cap = nullptr; // not usable: set up again next time
+      return Status::error(e.text);
+    }
+  }
+  return Status::success();
+}
+
 /// Verifies one candidate and writes WORK/ID.verify. `outcome` receives
 /// what the report says; the return value is the worker's exit code so far
 /// (0: the report is complete; 2: our setup failed; 3: a CUDA error).
-int verifyCandidate(const WorkerArgs &w, VerifySetup &vs, const std::string &id,
-                    std::string &outcome) {
+int verifyCandidate(const WorkerArgs &w, const Bundle &bundle, Context &c, KernelSetup &ks,
+                    bool keptSetup, const std::string &id, std::string &outcome) {
   Report rep;
   std::string out = w.workDir + "/" + id + ".verify";
   auto finish = [&](const char *what, int code) {
@@ -498,13 +619,13 @@ int verifyCandidate(const WorkerArgs &w, VerifySetup &vs, const std::string &id,
     rep.add("detail", "worker setup failed: " + s.message());
     return finish("setup-error", 2);
   };
-  const Bundle *b = &vs.bundle;
-  Context &c = vs.c;
+  const Bundle *b = &bundle;
   const VariantSpec *spec = findSpec(*b, id);
   if (!spec)
     return setupError(makeError("no variant '", id, "' in the bundle"));
   rep.add("gpu", c.name);
   rep.add("mode", verifyModeOf(*b));
+  rep.add("setup", keptSetup ? "kept" : "made");
   Expected<Module> mod = loadModule(c, w.workDir + "/" + spec->id + ".cubin", spec->entry);
   if (!mod.ok()) {
     rep.add("detail", mod.error().message());
@@ -513,19 +634,10 @@ int verifyCandidate(const WorkerArgs &w, VerifySetup &vs, const std::string &id,
   VerifyResult vr;
   vr.mode = verifyModeOf(*b);
   bool wrongFirst = false;
-  if (vs.states.size() != vs.launches.size())
-    vs.states.resize(vs.launches.size());
-  for (size_t li = 0; li < vs.launches.size(); ++li) {
-    LaunchState &ls = vs.states[li];
-    if (!ls.cap) {
-      if (Status s = setupLaunch(c, *b, *vs.launches[li], b->hasReference, ls); !s.ok())
-        return setupError(s);
-      if (b->hasReference) {
-        RunError e = runReference(c, *b, vs.ref, ls);
-        if (e.failed)
-          return setupError(Status::error(e.text));
-      }
-    }
+  for (size_t li = 0; li < ks.launches.size(); ++li) {
+    if (Status s = ensureLaunch(c, *b, ks, li); !s.ok())
+      return setupError(s);
+    LaunchState &ls = ks.states[li];
     ArgPack args = variantArgs(*b, ls);
     Config cfg = configFor(*ls.cap, spec->launch, false);
     // Two runs: a variant must not depend on state left by an earlier one.
@@ -640,9 +752,8 @@ private:
 // that is not ok (a fault may have left the context unusable, a wrong
 // variant may have written where it should not): the evaluator starts a
 // fresh worker for the rest.
-int verifyWorker(const WorkerArgs &w) {
-  VerifySetup vs;
-  std::string ignored;
+int verifyWorker(const WorkerArgs &w, WorkerSession &session) {
+  session.verifiedAll = false;
   auto setupFailed = [&](const Status &s) {
     Report rep;
     rep.lines.push_back("outcome setup-error");
@@ -655,35 +766,27 @@ int verifyWorker(const WorkerArgs &w) {
   Expected<Bundle> b = readBundle(w.bundleDir);
   if (!b.ok())
     return setupFailed(b.error());
-  vs.bundle = b.take();
-  auto launches = selectLaunches(vs.bundle, vs.files);
-  if (!launches.ok())
-    return setupFailed(launches.error());
-  vs.launches = *launches;
-  if (Status s = initContext(w.gpu, vs.c); !s.ok())
+  if (Status s = sessionContext(session, w.gpu); !s.ok())
     return setupFailed(s);
-  if (vs.bundle.hasReference) {
-    Expected<Module> r =
-        loadModule(vs.c, w.workDir + "/reference.cubin", vs.bundle.reference.entry);
-    if (!r.ok())
-      return setupFailed(r.error().withContext("reference"));
-    vs.ref = *r;
-  }
+  Expected<KernelSetup *> ks = kernelSetup(session, *b, w.workDir);
+  if (!ks.ok())
+    return setupFailed(ks.error());
   Watchdog watchdog(w.candidateTimeout);
   for (const std::string &id : w.ids) {
     watchdog.start(w.workDir + "/" + id + ".verify");
     std::string outcome;
-    int code = verifyCandidate(w, vs, id, outcome);
+    int code = verifyCandidate(w, *b, session.c, **ks, session.keptSetup, id, outcome);
     watchdog.stop();
     if (code != 0 || outcome != "ok")
       return code;
   }
+  session.verifiedAll = true;
   return 0;
 }
 
 // --- time --------------------------------------------------------------
 
-int timingWorker(const WorkerArgs &w) {
+int timingWorker(const WorkerArgs &w, WorkerSession &session) {
   Report rep;
   std::string out = w.workDir + "/timing.txt";
   auto fail = [&](const std::string &text) {
@@ -695,15 +798,16 @@ int timingWorker(const WorkerArgs &w) {
   Expected<Bundle> b = readBundle(w.bundleDir);
   if (!b.ok())
     return fail(b.error().message());
-  std::vector<CaptureFile> files;
-  auto launches = selectLaunches(*b, files);
-  if (!launches.ok())
-    return fail(launches.error().message());
-  Context c;
-  if (Status s = initContext(w.gpu, c); !s.ok())
+  if (Status s = sessionContext(session, w.gpu); !s.ok())
     return fail(s.message());
+  Context &c = session.c;
+  Expected<KernelSetup *> setup = kernelSetup(session, *b, w.workDir);
+  if (!setup.ok())
+    return fail(setup.error().message());
+  KernelSetup &ks = **setup;
   const DriverApi &a = *c.api;
   rep.add("gpu", c.name);
+  rep.add("setup", session.keptSetup ? "kept" : "made");
 
   // 1. Modules of all candidates, the original first.
   struct Cand {
@@ -724,26 +828,23 @@ int timingWorker(const WorkerArgs &w) {
       return fail(id + ": " + m.error().message());
     cands.push_back({id, spec, *m, {}, {}, false, {}});
   }
-  Module ref;
-  if (b->hasReference) {
-    Expected<Module> r = loadModule(c, w.workDir + "/reference.cubin", b->reference.entry);
-    if (!r.ok())
-      return fail("reference: " + r.error().message());
-    ref = *r;
-  }
+  // A kept worker serves more requests: this one's modules go with it.
+  struct Unload {
+    const DriverApi &a;
+    std::vector<Cand> &cands;
+    ~Unload() {
+      for (Cand &cd : cands)
+        (void)a.cuModuleUnload(cd.mod.mod);
+    }
+  } unload{a, cands};
 
   // 2. Device state of every captured launch, shared by all candidates
-  // (each run restores it first), and the reference outputs.
-  std::vector<LaunchState> states(launches->size());
-  for (size_t li = 0; li < states.size(); ++li) {
-    if (Status s = setupLaunch(c, *b, *(*launches)[li], b->hasReference, states[li]); !s.ok())
+  // (each run restores it first), and the reference outputs: kept from
+  // the verification when this worker did it.
+  for (size_t li = 0; li < ks.launches.size(); ++li)
+    if (Status s = ensureLaunch(c, *b, ks, li); !s.ok())
       return fail(s.message());
-    if (b->hasReference) {
-      RunError e = runReference(c, *b, ref, states[li]);
-      if (e.failed)
-        return fail(e.text);
-    }
-  }
+  std::vector<LaunchState> &states = ks.states;
   std::vector<std::vector<ArgPack>> packs(cands.size());
   std::vector<std::vector<Config>> cfgs(cands.size());
   for (size_t ci = 0; ci < cands.size(); ++ci)
@@ -753,14 +854,18 @@ int timingWorker(const WorkerArgs &w) {
     }
 
   // 3. The L2 flush buffer: twice the L2, rewritten before every launch.
-  size_t flushWords = std::max<size_t>(c.l2Bytes * 2, 1 << 20) / 4;
-  CUdeviceptr flush = 0;
-  if (Status s = checkCu(a.cuMemAlloc(&flush, flushWords * 4), "cuMemAlloc"); !s.ok())
-    return fail(s.message());
-  CUevent start, stop, stopAll;
-  a.cuEventCreate(&start, CU_EVENT_DEFAULT);
-  a.cuEventCreate(&stop, CU_EVENT_DEFAULT);
-  a.cuEventCreate(&stopAll, CU_EVENT_DEFAULT);
+  if (!session.flush) {
+    session.flushWords = std::max<size_t>(c.l2Bytes * 2, 1 << 20) / 4;
+    if (Status s = checkCu(a.cuMemAlloc(&session.flush, session.flushWords * 4), "cuMemAlloc");
+        !s.ok())
+      return fail(s.message());
+    a.cuEventCreate(&session.start, CU_EVENT_DEFAULT);
+    a.cuEventCreate(&session.stop, CU_EVENT_DEFAULT);
+    a.cuEventCreate(&session.stopAll, CU_EVENT_DEFAULT);
+  }
+  const CUdeviceptr flush = session.flush;
+  const size_t flushWords = session.flushWords;
+  CUevent start = session.start, stop = session.stop, stopAll = session.stopAll;
   unsigned flushValue = 0;
 
   // One timed execution of candidate ci over all captured launches. The
@@ -935,17 +1040,92 @@ Expected<std::string> deviceName(int ordinal) {
   return std::string(name);
 }
 
-int runWorker(const WorkerArgs &args) {
+namespace {
+
+/// A kept worker's request: the words of `cudal1-eval --worker ...`.
+Expected<WorkerArgs> parseRequest(const std::vector<std::string> &words) {
+  WorkerArgs w;
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string &a = words[i];
+    if (a == "--time-all") {
+      w.race = false;
+      continue;
+    }
+    if (i + 1 >= words.size())
+      return makeError("request: ", a, " without a value");
+    const std::string &v = words[++i];
+    double d = 0;
+    auto num = [&]() -> Status {
+      if (!parseFinite(v.c_str(), 0, 1e9, d))
+        return makeError("request: ", a, " '", v, "' is not a number");
+      return Status::success();
+    };
+    if (a == "--worker")
+      w.mode = v;
+    else if (a == "--bundle")
+      w.bundleDir = v;
+    else if (a == "--work")
+      w.workDir = v;
+    else if (a == "--id")
+      w.ids.push_back(v);
+    else if (a == "--gpu" || a == "--candidate-timeout" || a == "--window") {
+      TRY(num());
+      if (a == "--gpu")
+        w.gpu = int(d);
+      else if (a == "--candidate-timeout")
+        w.candidateTimeout = d;
+      else
+        w.windowSeconds = d;
+    } else if (a == "--seed") {
+      if (!parseInteger<uint64_t>(v.c_str(), 0, UINT64_MAX, w.seed))
+        return makeError("request: --seed '", v, "' is not an unsigned integer");
+    } else
+      return makeError("request: unknown word ", a);
+  }
+  if (w.mode != "verify" && w.mode != "time")
+    return makeError("request: a kept worker verifies or times, not '", w.mode, "'");
+  if (w.ids.empty())
+    return makeError("request: no variant ids");
+  return w;
+}
+
+int runRequest(const WorkerArgs &args, WorkerSession &session) {
   if (args.ids.empty()) {
     std::fprintf(stderr, "worker: no variant ids\n");
     return 2;
   }
   if (args.mode == "verify")
-    return verifyWorker(args);
+    return verifyWorker(args, session);
   if (args.mode == "time")
-    return timingWorker(args);
+    return timingWorker(args, session);
   std::fprintf(stderr, "worker: unknown mode '%s'\n", args.mode.c_str());
   return 2;
+}
+
+} // namespace
+
+int runWorker(const WorkerArgs &args) {
+  if (args.mode == "serve") {
+    // The session lives as long as the server: the set-up of its kernel is
+    // kept from one request to the next while every candidate is ok.
+    WorkerSession session;
+    return serveKeptWorker(
+        args.socket, args.idleSeconds, [&](const std::vector<std::string> &words, bool &keep) {
+          Expected<WorkerArgs> w = parseRequest(words);
+          if (!w.ok()) {
+            std::fprintf(stderr, "kept worker: %s\n", w.error().message().c_str());
+            keep = false;
+            return 2;
+          }
+          int code = runRequest(*w, session);
+          // A verification that stopped (not ok, a fault, a failed set-up)
+          // or a timing that did not finish leaves this worker unusable.
+          keep = code == 0 && (w->mode == "time" || session.verifiedAll);
+          return code;
+        });
+  }
+  WorkerSession session;
+  return runRequest(args, session);
 }
 
 } // namespace cudal1::cuda

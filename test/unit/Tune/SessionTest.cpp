@@ -230,11 +230,16 @@ TEST(SessionTimings, TheCaptureWaitIsNotCountedAsProposals) {
   t.replay.accepts = 18;
   t.replay.timing = 12;
   t.replay.timingRounds = 4;
+  t.replay.setups = 6;
+  t.replay.keptSetups = 4;
   t.programVariants = 4;
   t.programBuild = 5;
   t.programRun = 20;
   std::string text = formatTimings(t);
-  EXPECT_NE(text.find("timing 12.0 s of which rounds 4.0 s"), std::string::npos) << text;
+  EXPECT_NE(text.find("timing 12.0 s of which rounds 4.0 s; kept workers had the set-up of 4 of "
+                      "6 request(s))"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("the rest of the rounds: waiting for the capture 18.0 s; proposals, bundles "
                       "7.0 s"),
             std::string::npos)

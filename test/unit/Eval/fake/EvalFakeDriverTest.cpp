@@ -4,6 +4,7 @@
 // source). Catches worker bugs before GPU time is spent; says nothing about
 // real kernels.
 #include "cudal1/Capture/CaptureFile.h"
+#include "cudal1/Eval/KeptWorkers.h"
 #include "cudal1/Eval/Process.h"
 #include "cudal1/Eval/Results.h"
 
@@ -11,7 +12,10 @@
 
 #include <cmath>
 #include <cstring>
+#include <dirent.h>
 #include <fstream>
+#include <map>
+#include <thread>
 
 using namespace cudal1;
 
@@ -32,13 +36,25 @@ void writeSource(const std::string &dir, const std::string &tag, bool reference 
          "*w, float *out, int n, int R) { out[0] = in[0] * w[0]; }\n";
   f << "extern \"C\" __global__ void fake_tag_" << tag << "() {}\n";
 }
-} // namespace
 
-TEST(EvalFakeDriver, VerdictsOfTheStencilFamily) {
-  char tmp[] = "/tmp/cudal1-fake-driver-test.XXXXXX";
-  ASSERT_NE(mkdtemp(tmp), nullptr);
-  std::string dir = tmp;
+std::string fakeDriverEnv() { return std::string("LD_LIBRARY_PATH=") + FAKE_CUDA_DIR; }
 
+/// The sockets left in a kept-worker directory.
+size_t socketsIn(const std::string &dir) {
+  size_t n = 0;
+  if (DIR *d = opendir(dir.c_str())) {
+    while (dirent *e = readdir(d)) {
+      std::string name = e->d_name;
+      n += name.size() > 5 && name.compare(name.size() - 5, 5, ".sock") == 0;
+    }
+    closedir(d);
+  }
+  return n;
+}
+
+/// Writes the stencil family's capture and sources into `dir`, and a
+/// manifest listing `variants` (manifest lines).
+void writeStencilBundle(const std::string &dir, const std::string &variants) {
   // 1. A capture of one launch: n = 4096, R = 4, block 256.
   const int n = 4096, R = 4;
   std::vector<float> in(n), w(2 * R + 1), out(n);
@@ -85,8 +101,6 @@ TEST(EvalFakeDriver, VerdictsOfTheStencilFamily) {
   CaptureFile cf;
   cf.launches.push_back(l);
   ASSERT_TRUE(writeCaptureFile(dir + "/demo.capture", cf).ok());
-
-  // 2. The bundle.
   for (const char *t : {"original", "fast", "slow", "offbyone", "nan", "pastend", "memo", "lazy",
                         "illegal", "hang", "broken"})
     writeSource(dir, t);
@@ -95,19 +109,34 @@ TEST(EvalFakeDriver, VerdictsOfTheStencilFamily) {
       << "cudal1-bundle 1\nkernel-key stencil\nargs f32* f32* f32*w i32 i32\n"
          "capture demo.capture\noriginal original.cu\n"
          "reference reference.cu entry=stencil_ref\n"
-         "variant fast fast.cu\nvariant slow slow.cu\n"
-         "variant off-by-one offbyone.cu\nvariant nan nan.cu\n"
-         "variant write-past-end pastend.cu grid=17\n"
-         "variant partial-write original.cu grid=15\n"
-         "variant memo-inputs memo.cu\nvariant lazy-after-4 lazy.cu\n"
-         "variant illegal-address illegal.cu\nvariant endless-loop hang.cu\n"
-         "variant compile-error broken.cu\n";
+      << variants;
+}
 
-  // 3. Evaluate with the fake driver first on the library path.
+/// The whole fault family, evaluated with a worker process per request or
+/// (keptWorkers) by kept workers: the same verdicts either way.
+void stencilFamily(bool keptWorkers) {
+  char tmp[] = "/tmp/cudal1-fake-driver-test.XXXXXX";
+  ASSERT_NE(mkdtemp(tmp), nullptr);
+  std::string dir = tmp;
+  writeStencilBundle(dir, "variant fast fast.cu\nvariant slow slow.cu\n"
+                          "variant off-by-one offbyone.cu\nvariant nan nan.cu\n"
+                          "variant write-past-end pastend.cu grid=17\n"
+                          "variant partial-write original.cu grid=15\n"
+                          "variant memo-inputs memo.cu\nvariant lazy-after-4 lazy.cu\n"
+                          "variant illegal-address illegal.cu\nvariant endless-loop hang.cu\n"
+                          "variant compile-error broken.cu\n");
+  if (::testing::Test::HasFatalFailure())
+    return;
+
+  // 2. Evaluate with the fake driver first on the library path.
   std::string results = dir + "/results.txt";
-  ProcessResult p =
-      runProcess({CUDAL1_EVAL_EXE, dir, "--window", "2", "--timeout", "5", "-o", results}, 300,
-                 {std::string("LD_LIBRARY_PATH=") + FAKE_CUDA_DIR});
+  std::vector<std::string> argv = {CUDAL1_EVAL_EXE, dir, "--window", "2",
+                                   "--timeout",     "5", "-o",       results};
+  if (keptWorkers)
+    argv.insert(argv.end(), {"--keep-workers", dir + "/kept"});
+  ProcessResult p = runProcess(argv, 300, {fakeDriverEnv()});
+  if (keptWorkers)
+    stopKeptWorkers(dir + "/kept");
   ASSERT_TRUE(p.exited && p.exitCode == 0) << p.describe() << "\n" << p.output;
   Expected<EvalResults> r = readResults(results);
   ASSERT_TRUE(r.ok()) << r.error().message();
@@ -139,6 +168,71 @@ TEST(EvalFakeDriver, VerdictsOfTheStencilFamily) {
     redZone |= d.find("outside the buffer") != std::string::npos;
   EXPECT_TRUE(redZone);
   EXPECT_EQ(r->find("fast")->verifyMode, "double-reference");
+  EXPECT_EQ(socketsIn(dir + "/kept"), 0u);
+  if (!::testing::Test::HasFailure())
+    std::system(("rm -rf " + dir).c_str());
+  else
+    std::printf("kept %s\n", dir.c_str());
+}
+
+} // namespace
+
+TEST(EvalFakeDriver, VerdictsOfTheStencilFamily) { stencilFamily(false); }
+
+// Every fault ends its kept worker and the next request starts a fresh one:
+// the verdicts are those of a worker process per request.
+TEST(EvalFakeDriver, VerdictsOfTheStencilFamilyWithKeptWorkers) { stencilFamily(true); }
+
+// A kept worker verifies, then times, then serves the next call with the
+// set-up it made; it exits when told to, or when left idle.
+TEST(EvalFakeDriver, KeptWorkerKeepsTheSetUpAcrossCalls) {
+  char tmp[] = "/tmp/cudal1-fake-kept-test.XXXXXX";
+  ASSERT_NE(mkdtemp(tmp), nullptr);
+  std::string dir = tmp, kept = dir + "/kept";
+  writeStencilBundle(dir, "variant fast fast.cu\nvariant slow slow.cu\n");
+  ASSERT_FALSE(::testing::Test::HasFatalFailure());
+  auto evaluate = [&](int call, std::vector<std::string> more) {
+    std::string results = dir + "/results" + std::to_string(call) + ".txt";
+    std::string phases = dir + "/phases" + std::to_string(call) + ".txt";
+    std::vector<std::string> argv = {
+        CUDAL1_EVAL_EXE,  dir,  "--window",      "1", "-o", results, "--phases", phases,
+        "--keep-workers", kept, "--worker-idle", "3"};
+    argv.insert(argv.end(), more.begin(), more.end());
+    ProcessResult p = runProcess(argv, 300, {fakeDriverEnv()});
+    EXPECT_TRUE(p.exited && p.exitCode == 0) << p.describe() << "\n" << p.output;
+    Expected<EvalResults> r = readResults(results);
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message());
+    if (r.ok()) {
+      const VariantResult *fast = r->find("fast"), *slow = r->find("slow");
+      EXPECT_TRUE(fast && fast->outcome == Outcome::Ok && fast->faster) << p.output;
+      EXPECT_TRUE(slow && slow->outcome == Outcome::Ok && slow->hi < 1.0) << p.output;
+    }
+    std::ifstream in(phases);
+    std::string name;
+    double value;
+    std::map<std::string, double> got;
+    while (in >> name >> value)
+      got[name] = value;
+    return std::make_pair(got["setups"], got["kept-setups"]);
+  };
+  // Call 1: the verification makes the set-up, the timing finds it kept.
+  auto [setups1, kept1] = evaluate(1, {});
+  EXPECT_EQ(setups1, 2);
+  EXPECT_EQ(kept1, 1);
+  EXPECT_EQ(socketsIn(kept), 1u);
+  // Call 2 (a tuner's next batch): both requests find it kept.
+  auto [setups2, kept2] = evaluate(2, {"--original-verified"});
+  EXPECT_EQ(setups2, 2);
+  EXPECT_EQ(kept2, 2);
+  // Told to stop, it is gone at once.
+  stopKeptWorkers(kept);
+  EXPECT_EQ(socketsIn(kept), 0u);
+  // Left alone, it exits after its idle time (3 s) and removes its socket.
+  evaluate(3, {"--original-verified"});
+  EXPECT_EQ(socketsIn(kept), 1u);
+  for (int i = 0; i < 100 && socketsIn(kept) > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(socketsIn(kept), 0u);
   if (!::testing::Test::HasFailure())
     std::system(("rm -rf " + dir).c_str());
   else
