@@ -127,8 +127,8 @@ std::string tailOf(const std::string &path, size_t bytes) {
 /// of its own, its output appended to SOCKET's log. A double fork: the
 /// worker is nobody's child here and outlives this process.
 bool spawnServer(const std::string &exe, const std::string &socket, double idleSeconds) {
-  std::vector<std::string> words = {exe,           "--worker",   "serve", "--socket",
-                                    socket,        "--worker-idle", std::to_string(idleSeconds)};
+  std::vector<std::string> words = {
+      exe, "--worker", "serve", "--socket", socket, "--worker-idle", std::to_string(idleSeconds)};
   std::vector<char *> args;
   for (std::string &w : words)
     args.push_back(w.data());

@@ -1,9 +1,12 @@
 // The fault-injection suite (issue 3): captures launches with the capture
 // runtime, evaluates bundles of deliberately broken variants with
 // cudal1-eval and checks every verdict. Writes the table to
-// OUTDIR/fault-injection.md. Exit 77 without a GPU.
+// OUTDIR/fault-injection.md. Every bundle is evaluated twice: with a worker
+// process per request, and by kept workers (cudal1-eval --keep-workers, as
+// --tune does), whose verdicts must be the same. Exit 77 without a GPU.
 // Usage: EvalFaultTest CUDAL1_EVAL CAPTURE_DEMO BUNDLES_DIR OUTDIR
 #include "cudal1/Capture/CaptureFile.h"
+#include "cudal1/Eval/KeptWorkers.h"
 #include "cudal1/Eval/Process.h"
 #include "cudal1/Eval/Results.h"
 
@@ -113,10 +116,15 @@ int main(int argc, char **argv) {
             ::access((tmp + "/small.capture").c_str(), F_OK) != 0,
         "the byte budget stops capture with a message");
 
-  // 2. Evaluate the bundles.
+  // 2. Evaluate the bundles, each twice: a worker per request, then kept
+  // workers ("NAME+kept"), which also say how many set-ups they kept.
   std::map<std::string, EvalResults> results;
-  for (std::string name : {"stencil", "rowsum", "sumsq", "sumsq-noref"}) {
-    std::string dir = tmp + "/" + name;
+  std::map<std::string, std::string> keptPhases;
+  for (std::string run : {"stencil", "rowsum", "sumsq", "sumsq-noref", "stencil+kept",
+                          "rowsum+kept", "sumsq+kept", "sumsq-noref+kept"}) {
+    bool kept = run.find("+kept") != std::string::npos;
+    std::string name = run.substr(0, run.find('+'));
+    std::string dir = tmp + "/" + run;
     ::mkdir(dir.c_str(), 0755);
     std::string src = bundles + "/" + name;
     std::string sources = name == "sumsq-noref" ? bundles + "/sumsq" : src;
@@ -129,15 +137,30 @@ int main(int argc, char **argv) {
     if (::link(capture.c_str(), (dir + "/demo.capture").c_str()) != 0)
       copyFile(capture, dir + "/demo.capture");
     std::string out = dir + "/results.txt";
-    ProcessResult p =
-        runProcess({eval, dir, "--window", "3", "--timeout", "10", "--seed", "7", "-o", out}, 600);
-    std::printf("== %s (%s, %.1f s)\n%s", name.c_str(), p.describe().c_str(), p.seconds,
+    std::vector<std::string> args = {eval, dir,      "--window", "3",  "--timeout",
+                                     "10", "--seed", "7",        "-o", out};
+    if (kept)
+      args.insert(args.end(), {"--keep-workers", tmp + "/kept", "--phases", dir + "/phases.txt"});
+    ProcessResult p = runProcess(args, 600);
+    if (kept) {
+      stopKeptWorkers(tmp + "/kept");
+      std::ifstream ph(dir + "/phases.txt");
+      std::string line;
+      while (std::getline(ph, line))
+        if (line.rfind("setups ", 0) == 0 || line.rfind("kept-setups ", 0) == 0)
+          keptPhases[name] += (keptPhases[name].empty() ? "" : ", ") + line;
+    }
+    std::printf("== %s (%s, %.1f s)\n%s", run.c_str(), p.describe().c_str(), p.seconds,
                 p.output.c_str());
     Expected<EvalResults> r = readResults(out);
-    check(r.ok(), name + ": results file reads back" + (r.ok() ? "" : ": " + r.error().message()));
+    check(r.ok(), run + ": results file reads back" + (r.ok() ? "" : ": " + r.error().message()));
     if (r.ok())
-      results[name] = *r;
+      results[run] = *r;
   }
+  // All-ok bundles keep their set-up from verification to timing.
+  check(keptPhases["sumsq"].find("kept-setups 1") != std::string::npos,
+        "sumsq, kept workers: the timing found the verification's set-up (" + keptPhases["sumsq"] +
+            ")");
 
   // 3. The verdicts.
   auto is = [](Outcome o) {
@@ -207,10 +230,14 @@ int main(int argc, char **argv) {
   std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
   md << "GPU: " << gpu << "; " << date << "; test/gpu/EvalFaultTest\n\n";
-  md << "| bundle | variant | fault | expected | seen | pass |\n";
-  md << "| --- | --- | --- | --- | --- | --- |\n";
-  for (const Expectation &e : table) {
-    auto it = results.find(e.bundle);
+  md << "| bundle | workers | variant | fault | expected | seen | pass |\n";
+  md << "| --- | --- | --- | --- | --- | --- | --- |\n";
+  std::vector<std::pair<Expectation, bool>> rows;
+  for (bool kept : {false, true})
+    for (const Expectation &e : table)
+      rows.push_back({e, kept});
+  for (const auto &[e, kept] : rows) {
+    auto it = results.find(e.bundle + (kept ? "+kept" : ""));
     const VariantResult *v =
         it == results.end() ? nullptr : it->second.find(e.id == "ranking" ? "original" : e.id);
     bool ok = v && e.holds(*v, it->second);
@@ -222,9 +249,11 @@ int main(int argc, char **argv) {
     for (char &c : s)
       if (c == '|')
         c = '/';
-    md << "| " << e.bundle << " | " << e.id << " | " << e.fault << " | " << e.expected << " | " << s
-       << " | " << (ok ? "yes" : "**NO**") << " |\n";
-    check(ok, e.bundle + "/" + e.id + ": expected " + e.expected + ", seen " + s);
+    const char *workers = kept ? "kept" : "per request";
+    md << "| " << e.bundle << " | " << workers << " | " << e.id << " | " << e.fault << " | "
+       << e.expected << " | " << s << " | " << (ok ? "yes" : "**NO**") << " |\n";
+    check(ok, e.bundle + "/" + e.id + " (" + workers + " workers): expected " + e.expected +
+                  ", seen " + s);
     if (!ok && v) {
       // The whole verdict, so that a failed check can be diagnosed from the
       // log (run 3 kept only the first detail).
