@@ -973,6 +973,24 @@ llvm::Error TileShared::apply(TransformContext &ctx, Target t, const PlanStep &s
   return llvm::Error::success();
 }
 
+std::optional<LaunchRemapStep> TileShared::remapLaunch(const PlanStep &step) const {
+  // What applyRegisterBlocking writes into each launch: blocks of T x T/rb,
+  // the grid kept (rb = 1 keeps the launch). Without it a replay ran the
+  // variant with the original's T x T blocks, whose extra rows index past
+  // the shared tiles: rb = 2 and 4 were judged crashes by replay while the
+  // whole programs ran them correctly (l3_mlp_forward, H100, 2026-12-06).
+  unsigned rb = step.uintParam("rb", 1, 4).value_or(1);
+  if (rb <= 1)
+    return std::nullopt;
+  // The space always names the tile (the launches' square block); a plan
+  // written without it keeps the launch here, and the replay of its
+  // mismatched block is then judged a crash: refused, never accepted.
+  std::optional<unsigned> tile = step.uintParam("tile", 1, 64);
+  if (!tile || *tile % rb != 0)
+    return std::nullopt;
+  return LaunchRemapStep::block(*tile, *tile / rb);
+}
+
 /// rb > 1: the block shrinks to T x T/rb and each thread computes the rows
 /// threadIdx.y + i*T/rb (i < rb) of the original T x T block, so the grid and
 /// every bounds check stay those of the original threads. The tiles are the

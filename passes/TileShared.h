@@ -19,6 +19,7 @@ public:
   std::vector<ParamSpace> space(TransformContext &ctx, Target t) const override;
   std::string checkParams(TransformContext &ctx, Target t, const PlanStep &step) const override;
   llvm::Error apply(TransformContext &ctx, Target t, const PlanStep &step) const override;
+  std::optional<LaunchRemapStep> remapLaunch(const PlanStep &step) const override;
 
 private:
   /// rb > 1: each thread computes rb outputs along y; the launches get

@@ -561,6 +561,27 @@ std::string Vectorize::checkParams(TransformContext &ctx, Target t, const PlanSt
   return Transform::checkParams(ctx, t, step);
 }
 
+std::string Vectorize::remapLaunchFor(const PlanStep &step,
+                                      const std::vector<unsigned> &pointerElementBytes,
+                                      std::optional<LaunchRemapStep> &out) const {
+  // What apply writes into each launch: ceil(grid.x / W), W = width / the
+  // vectorized buffers' element size. Which buffers it vectorizes is the
+  // analysis'; from the arguments alone the size is certain only when every
+  // typed pointer has the same one. Without this remap a replay ran the
+  // variant with W times the threads it needs (correct, slower).
+  std::set<unsigned> sizes;
+  for (unsigned b : pointerElementBytes)
+    if (b > 0)
+      sizes.insert(b);
+  if (sizes.size() != 1)
+    return "vectorize's lanes depend on which of its buffers (of " + std::to_string(sizes.size()) +
+           " element sizes) it vectorizes";
+  unsigned bytes = step.param("width") ? step.uintParam("width", 8, 16).value_or(16) : 16;
+  unsigned lanes = bytes / *sizes.begin();
+  out = lanes > 1 ? std::optional<LaunchRemapStep>(LaunchRemapStep::divideX(lanes)) : std::nullopt;
+  return "";
+}
+
 llvm::Error Vectorize::apply(TransformContext &ctx, Target t, const PlanStep &step) const {
   Shape s;
   if (std::string why = analyze(ctx, t.kernel, s); !why.empty())

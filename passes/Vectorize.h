@@ -21,6 +21,8 @@ public:
   std::vector<ParamSpace> space(TransformContext &ctx, Target t) const override;
   std::string checkParams(TransformContext &ctx, Target t, const PlanStep &step) const override;
   llvm::Error apply(TransformContext &ctx, Target t, const PlanStep &step) const override;
+  std::string remapLaunchFor(const PlanStep &step, const std::vector<unsigned> &pointerElementBytes,
+                             std::optional<LaunchRemapStep> &out) const override;
 };
 
 } // namespace cudal1

@@ -38,7 +38,8 @@ std::vector<std::string> split(const std::string &s, char sep) {
   }
 }
 
-const char *kSyntax = "reshape(BX[xBY[xBZ]]), divide-x(F), lanes(L,K) or tiles(T,BY)";
+const char *kSyntax =
+    "reshape(BX[xBY[xBZ]]), divide-x(F), lanes(L,K), tiles(T,BY) or block(BX[xBY[xBZ]])";
 
 } // namespace
 
@@ -71,6 +72,10 @@ void LaunchRemapStep::apply(uint64_t grid[3], uint64_t block[3]) const {
     block[1] = a[1];
     block[2] = 1;
     return;
+  case Kind::Block:
+    for (int d = 0; d < 3; ++d)
+      block[d] = a[d];
+    return;
   }
 }
 
@@ -84,6 +89,8 @@ std::string LaunchRemapStep::str() const {
     return "lanes(" + std::to_string(a[0]) + "," + std::to_string(a[1]) + ")";
   case Kind::Tiles:
     return "tiles(" + std::to_string(a[0]) + "," + std::to_string(a[1]) + ")";
+  case Kind::Block:
+    return "block(" + dims(a) + ")";
   }
   return "";
 }
@@ -171,8 +178,8 @@ Expected<LaunchRemapStep> parseLaunchRemapStep(const std::string &text) {
     return Status::success();
   };
   LaunchRemapStep s;
-  if (name == "reshape") {
-    s.kind = LaunchRemapStep::Kind::Reshape;
+  if (name == "reshape" || name == "block") {
+    s.kind = name == "block" ? LaunchRemapStep::Kind::Block : LaunchRemapStep::Kind::Reshape;
     if (Status st = numbers('x', 1, 3, 1024, s.a); !st.ok())
       return st;
     if (uint64_t(s.a[0]) * s.a[1] * s.a[2] > kMaxThreads)

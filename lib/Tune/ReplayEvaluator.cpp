@@ -150,6 +150,27 @@ std::string whyRemapNotWritten(const LaunchRemap &remap) {
   return "";
 }
 
+Expected<LaunchRemap> launchRemapFor(const Plan &plan, const std::string &bundleArgs) {
+  std::vector<unsigned> sizes;
+  for (const std::string &w : splitWords(bundleArgs)) {
+    Expected<ArgType> t = parseArgType(w);
+    if (!t.ok())
+      return t.error();
+    if (t->pointer)
+      sizes.push_back(t->elem == ElemType::Bytes ? 0u : unsigned(elemSize(t->elem)));
+  }
+  LaunchRemap r;
+  for (const PlanStep &s : plan.steps)
+    if (const Transform *t = findTransform(s.transform)) {
+      std::optional<LaunchRemapStep> step;
+      if (std::string why = t->remapLaunchFor(s, sizes, step); !why.empty())
+        return makeError(why);
+      if (step)
+        r.steps.push_back(*step);
+    }
+  return r;
+}
+
 LaunchOverride replayLaunch(const Plan &plan, const CapturedLaunch &c) {
   Expected<LaunchOverride> o = launchRemapOf(plan).overrideFor(c.grid, c.block);
   return o.ok() ? *o : LaunchOverride{};
@@ -458,7 +479,10 @@ std::string ReplayEvaluator::accepts(const Candidate &c) {
   // One fixed launch configuration replaces the captured ones (bundle.md):
   // a launch-level plan needs all captured launches to remap alike, the
   // rule cudal1-eval applies to the split path's kernel part.
-  Expected<LaunchOverride> o = launchRemapOf(c.variant.plan).commonOverride(kc.launches);
+  Expected<LaunchRemap> remap = launchRemapFor(c.variant.plan, kc.args);
+  if (!remap.ok())
+    return remap.error().message();
+  Expected<LaunchOverride> o = remap->commonOverride(kc.launches);
   if (!o.ok())
     return o.error().message();
   return "";
@@ -512,7 +536,9 @@ ReplayEvaluator::evaluate(const std::vector<Candidate> &cands) {
       // per variant for its own name cost about a second each.
       v.entry = kc.entry;
       v.fastMath = c.variant.fastMath;
-      Expected<LaunchOverride> o = launchRemapOf(c.variant.plan).commonOverride(kc.launches);
+      Expected<LaunchRemap> remap = launchRemapFor(c.variant.plan, kc.args);
+      Expected<LaunchOverride> o =
+          remap.ok() ? remap->commonOverride(kc.launches) : Expected<LaunchOverride>(remap.error());
       if (!o.ok()) // accepts() said yes
         return fail("replay cannot judge " + c.id + ": " + o.error().message());
       v.launch = *o;
@@ -654,12 +680,19 @@ llvm::Expected<size_t> writeKernelPlansPart(const std::string &dir, const Rewrit
     plans.kernels.push_back(pk);
     for (size_t i : idx) {
       const Candidate &c = cands[i];
+      // With the kernel's argument types: vectorize's lanes need them.
+      Expected<LaunchRemap> remap = launchRemapFor(c.variant.plan, pk.args);
+      std::string why = remap.ok() ? whyRemapNotWritten(*remap) : remap.error().message();
+      if (!why.empty()) {
+        note("split path: " + c.id + ": " + why + "; judged as a whole program");
+        continue;
+      }
       KernelPlanVariant v;
       v.id = c.id;
       v.kernelKey = tk.key;
       v.entry = pk.entry; // as in ReplayEvaluator::evaluate
       v.fastMath = c.variant.fastMath;
-      v.launch = launchRemapOf(c.variant.plan);
+      v.launch = *remap;
       plans.variants.push_back(v);
     }
   }

@@ -11,9 +11,10 @@ namespace cudal1 {
 
 /// One step of a launch remap.
 struct LaunchRemapStep {
-  enum class Kind { Reshape, DivideX, Lanes, Tiles };
+  enum class Kind { Reshape, DivideX, Lanes, Tiles, Block };
   Kind kind = Kind::Reshape;
-  /// Reshape: the block (x, y, z); DivideX: {F}; Lanes: {L, K}; Tiles: {T, BY}.
+  /// Reshape and Block: the block (x, y, z); DivideX: {F}; Lanes: {L, K};
+  /// Tiles: {T, BY}.
   uint32_t a[3] = {1, 1, 1};
 
   static LaunchRemapStep reshape(uint32_t x, uint32_t y = 1, uint32_t z = 1) {
@@ -25,6 +26,11 @@ struct LaunchRemapStep {
   }
   static LaunchRemapStep tiles(uint32_t tile, uint32_t blockY) {
     return {Kind::Tiles, {tile, blockY, 1}};
+  }
+  /// A new block with the grid kept: fewer threads per block, each doing
+  /// the work of several of the old ones (tile-shared's register blocking).
+  static LaunchRemapStep block(uint32_t x, uint32_t y = 1, uint32_t z = 1) {
+    return {Kind::Block, {x, y, z}};
   }
 
   /// The new grid and block of a launch made with `grid` and `block`.

@@ -123,6 +123,19 @@ public:
   /// a captured launch for the variant, in the tuner and in cudal1-eval.
   /// None when the step keeps the launch as it is, the default.
   virtual std::optional<LaunchRemapStep> remapLaunch(const PlanStep &step) const;
+  /// remapLaunch for a kernel whose pointer arguments point to elements of
+  /// `pointerElementBytes` bytes (0: unknown, e.g. an opaque type): a step
+  /// whose launch arithmetic depends on the element size (vectorize: its
+  /// lanes are the width over the element size) overrides it. Returns ""
+  /// and sets `out`, or says why the remap cannot be known from these
+  /// sizes (the plan is then judged as a whole program).
+  virtual std::string remapLaunchFor(const PlanStep &step,
+                                     const std::vector<unsigned> &pointerElementBytes,
+                                     std::optional<LaunchRemapStep> &out) const {
+    (void)pointerElementBytes;
+    out = remapLaunch(step);
+    return "";
+  }
   /// Whether this step of a kernel-level transform edits host code too (a
   /// launch's stream, statements around it): a replay of the captured
   /// launches cannot judge it, so it is judged as a whole program. False by

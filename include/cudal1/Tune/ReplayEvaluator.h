@@ -48,6 +48,12 @@ std::string whyNotReplayable(const Plan &plan, size_t launchSites);
 /// The split path writes it into the kernel part (launch=) and cudal1-eval
 /// applies it there with the same code (cudal1/Eval/LaunchRemap.h).
 LaunchRemap launchRemapOf(const Plan &plan);
+/// launchRemapOf for a kernel of these bundle argument types ("f32*
+/// f32*w i32", ReferenceKernel::bundleArgs): the steps whose launch
+/// arithmetic depends on the element size (vectorize) take it from the
+/// pointer arguments (Transform::remapLaunchFor); an error says why the
+/// remap cannot be known, and the plan is judged as a whole program.
+Expected<LaunchRemap> launchRemapFor(const Plan &plan, const std::string &bundleArgs);
 /// "" when `remap` can go into a kernel part's manifest (its text reads
 /// back as itself); otherwise why the plan is judged as a whole program.
 std::string whyRemapNotWritten(const LaunchRemap &remap);

@@ -80,6 +80,17 @@ TEST(LaunchRemap, StepsDoWhatThePassesDid) {
                  [&](uint64_t g[3], uint64_t b[3]) { oldStageShared(tile, rows, g, b); });
 }
 
+// tile-shared's register blocking: blocks of T x T/rb over the same grid.
+TEST(LaunchRemap, BlockKeepsTheGrid) {
+  uint64_t g[3] = {64, 16, 1}, b[3] = {16, 16, 1};
+  LaunchRemapStep::block(16, 8).apply(g, b);
+  EXPECT_EQ(g[0], 64u);
+  EXPECT_EQ(g[1], 16u);
+  EXPECT_EQ(b[0], 16u);
+  EXPECT_EQ(b[1], 8u);
+  EXPECT_EQ(b[2], 1u);
+}
+
 TEST(LaunchRemap, StepsComposeInOrder) {
   LaunchRemap r{{LaunchRemapStep::reshape(32, 8), LaunchRemapStep::divideX(2)}};
   uint64_t g[3] = {4096, 1, 1}, b[3] = {256, 1, 1};
@@ -93,9 +104,10 @@ TEST(LaunchRemap, StepsComposeInOrder) {
 TEST(LaunchRemap, TextRoundTrips) {
   LaunchRemap r{{LaunchRemapStep::reshape(128), LaunchRemapStep::reshape(32, 8),
                  LaunchRemapStep::reshape(8, 8, 4), LaunchRemapStep::divideX(4),
-                 LaunchRemapStep::lanes(8, 256), LaunchRemapStep::tiles(32, 8)}};
-  EXPECT_EQ(r.str(),
-            "reshape(128);reshape(32x8);reshape(8x8x4);divide-x(4);lanes(8,256);tiles(32,8)");
+                 LaunchRemapStep::lanes(8, 256), LaunchRemapStep::tiles(32, 8),
+                 LaunchRemapStep::block(16, 8)}};
+  EXPECT_EQ(r.str(), "reshape(128);reshape(32x8);reshape(8x8x4);divide-x(4);lanes(8,256);tiles(32,"
+                     "8);block(16x8)");
   Expected<LaunchRemap> back = parseLaunchRemap(r.str());
   ASSERT_TRUE(back.ok()) << back.error().message();
   EXPECT_EQ(*back, r);

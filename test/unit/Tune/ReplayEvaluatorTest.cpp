@@ -3,6 +3,10 @@
 // for a known input, and the judging evaluator's dispatch with scripted
 // evaluators.
 #include "cudal1/Tune/ReplayEvaluator.h"
+#include "cudal1/Frontend/CompileFlags.h"
+#include "cudal1/Rewrite/PlanDriver.h"
+#include "cudal1/Rewrite/Reference.h"
+#include "cudal1/Tune/Space.h"
 
 #include "llvm/Support/FileSystem.h"
 
@@ -13,6 +17,8 @@
 #include <thread>
 
 #include <fstream>
+#include <map>
+#include <regex>
 #include <sstream>
 
 using namespace cudal1;
@@ -92,6 +98,22 @@ TEST(ReplayEvaluator, EachPassGivesItsLaunchRemap) {
   EXPECT_EQ(launchRemapOf(plan("@k: stage-shared")).str(), "tiles(32,8)");
   // The 1-D form keeps the launch.
   EXPECT_TRUE(launchRemapOf(plan("@k: stage-shared(flat=1, tile=16)")).empty());
+  // tile-shared's register blocking: blocks of T x T/rb, the grid kept.
+  EXPECT_EQ(launchRemapOf(plan("@k: tile-shared(tile=16, rb=2)")).str(), "block(16x8)");
+  EXPECT_EQ(launchRemapOf(plan("@k: tile-shared(tile=32, rb=4)")).str(), "block(32x8)");
+  EXPECT_TRUE(launchRemapOf(plan("@k: tile-shared(tile=16, rb=1)")).empty());
+  // vectorize: grid.x / (width / element size), the size from the arguments.
+  auto forArgs = [&](const char *p, const char *args) {
+    Expected<LaunchRemap> r = launchRemapFor(plan(p), args);
+    return r.ok() ? r->str() : "error: " + r.error().message();
+  };
+  EXPECT_EQ(forArgs("@k: vectorize(width=16)", "f32* f32*w i32"), "divide-x(4)");
+  EXPECT_EQ(forArgs("@k: vectorize(width=8)", "f32* f32*w i32"), "divide-x(2)");
+  EXPECT_EQ(forArgs("@k: vectorize(width=16)", "f64* f64*w i32"), "divide-x(2)");
+  EXPECT_EQ(forArgs("@k: restrict; @k: vectorize(width=16)", "i32* i32*w"), "divide-x(4)");
+  EXPECT_NE(forArgs("@k: vectorize(width=16)", "f32* f64*w i32").find("error: vectorize's lanes"),
+            std::string::npos);
+  EXPECT_EQ(forArgs("@k: launch-config(block=96)", "f32* f64*w"), "reshape(96)");
   EXPECT_EQ(
       launchRemapOf(plan("@k: restrict; @k: launch-config(block=32x8); @k: coarsen(factor=2)"))
           .str(),
@@ -103,6 +125,84 @@ TEST(ReplayEvaluator, EachPassGivesItsLaunchRemap) {
     EXPECT_EQ(whyRemapNotWritten(launchRemapOf(plan(p))), "") << p;
   // A block the pass's checkParams refuses does not read back.
   EXPECT_NE(whyRemapNotWritten(launchRemapOf(plan("@k: launch-config(block=64x64)"))), "");
+}
+
+std::string slurp(const std::string &p);
+
+/// The launch configurations (the text between <<< and >>>) of every
+/// launch of `kernel` in `source`, in order.
+std::vector<std::string> launchConfigs(const std::string &source, const std::string &kernel) {
+  std::vector<std::string> out;
+  std::regex head("\\b" + kernel + "\\s*(<[^<>;]*>)?\\s*<<<");
+  for (auto it = std::sregex_iterator(source.begin(), source.end(), head);
+       it != std::sregex_iterator(); ++it) {
+    size_t from = size_t(it->position(0) + it->length(0));
+    size_t to = source.find(">>>", from);
+    out.push_back(source.substr(from, to == std::string::npos ? 0 : to - from));
+  }
+  return out;
+}
+
+// A plan judged by replay re-launches the captured launches with the
+// remap its steps give (Transform::remapLaunch); a pass that rewrites a
+// launch without giving one is replayed with the original's shape, which
+// is wrong (tile-shared's rb > 1 was judged a crash by replay on the H100
+// while its whole programs ran correctly). Every legal single step of these
+// programs that replay would judge and that changes a launch of its kernel
+// must give a remap.
+TEST(ReplayEvaluator, EveryReplayedStepThatChangesALaunchHasARemap) {
+  for (const char *rel : {"bench/corpus/l3_mlp_forward.cu", "bench/corpus/l1_matmul_square.cu",
+                          "bench/corpus/l1_row_sum.cu", "examples/saxpy-pipeline/pipeline.cu"}) {
+    std::string file = std::string(CUDAL1_SOURCE_DIR) + "/" + rel;
+    RewriteInput in{file, slurp(file),
+                    analysisArgs({"-x", "cuda", "--cuda-gpu-arch=sm_90", "-I",
+                                  std::string(CUDAL1_SOURCE_DIR) + "/bench/corpus"},
+                                 nullptr)};
+    llvm::Expected<TuneSpace> space = collectTuneSpace(in);
+    ASSERT_TRUE(bool(space)) << rel << ": " << llvm::toString(space.takeError());
+    // The kernels' argument types, as replay takes them from the reference.
+    std::vector<std::string> keys;
+    for (const TuneKernel &k : space->kernels)
+      if (!k.host)
+        keys.push_back(k.key);
+    std::vector<llvm::Expected<ReferenceKernel>> refs = deriveReferences(in, keys);
+    std::map<std::string, std::string> argsOf;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (refs[i])
+        argsOf[keys[i]] = refs[i]->bundleArgs();
+      else
+        llvm::consumeError(refs[i].takeError());
+    }
+    std::vector<Plan> plans;
+    std::vector<std::string> kernels, args;
+    for (const TuneKernel &k : space->kernels)
+      for (const PlanStep &st : k.steps) {
+        Plan p = planOf({st});
+        if (k.host || !whyNotReplayable(p, k.launches.size()).empty() || !argsOf.count(k.key))
+          continue;
+        plans.push_back(p);
+        kernels.push_back(k.name);
+        args.push_back(argsOf[k.key]);
+      }
+    ASSERT_FALSE(plans.empty()) << rel;
+    size_t changed = 0;
+    llvm::Error e = applyPlans(in, plans, [&](size_t i, llvm::Expected<std::string> src) {
+      if (!src) {
+        llvm::consumeError(src.takeError());
+        return;
+      }
+      if (launchConfigs(*src, kernels[i]) == launchConfigs(in.code, kernels[i]))
+        return;
+      ++changed;
+      Expected<LaunchRemap> remap = launchRemapFor(plans[i], args[i]);
+      EXPECT_TRUE(remap.ok() && !remap->empty())
+          << rel << ": " << printPlan(plans[i]) << " rewrites a launch of " << kernels[i]
+          << " but gives no launch remap for arguments " << args[i]
+          << (remap.ok() ? "" : ": " + remap.error().message());
+    });
+    ASSERT_FALSE(bool(e)) << llvm::toString(std::move(e));
+    EXPECT_GT(changed, 0u) << rel; // tile-shared's rb > 1, vectorize
+  }
 }
 
 std::string slurp(const std::string &p) {
