@@ -291,10 +291,15 @@ TEST_F(KernelPartTest, EmitWritesTheKernelLevelPlansForReplay) {
     EXPECT_EQ(p->plan.find("fuse"), std::string::npos) << p->plan;
     llvm::Expected<Plan> plan = parsePlan(p->plan);
     ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
-    EXPECT_EQ(v.launch, launchRemapOf(*plan)) << p->plan;
-    warp |= p->plan == "@sum: warp-reduce";
     const KernelPlanKernel *k = kp->kernel(v.kernelKey);
     ASSERT_NE(k, nullptr);
+    // The remap with the kernel's argument types (vectorize's lanes).
+    Expected<LaunchRemap> remap = launchRemapFor(*plan, k->args);
+    ASSERT_TRUE(remap.ok()) << p->plan << ": " << remap.error().message();
+    EXPECT_EQ(v.launch, *remap) << p->plan;
+    if (p->plan.find("vectorize") != std::string::npos)
+      EXPECT_FALSE(v.launch.empty()) << p->plan;
+    warp |= p->plan == "@sum: warp-reduce";
     EXPECT_TRUE(llvm::sys::fs::exists(bundle + "/kernels/" + k->reference));
     EXPECT_NE(readFile(bundle + "/kernels/" + k->reference).find(k->referenceEntry),
               std::string::npos);
