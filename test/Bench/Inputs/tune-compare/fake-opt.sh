@@ -3,11 +3,13 @@
 # `--judge auto` runs twice as fast (FAST marker), `--judge program` is the
 # original; it prints the summary lines bench/tune/compare reads.
 src=$1; shift
-out=; judge=
+out=; judge=; strategy=
 while [ $# -gt 0 ]; do
-  case $1 in -o) out=$2; shift;; --judge) judge=$2; shift;; --) break;; esac
+  case $1 in -o) out=$2; shift;; --judge) judge=$2; shift;; --strategy) strategy=$2; shift;; --) break;; esac
   shift
 done
+# The figure is the heuristic's: bench/tune/compare must say so.
+[ "$strategy" = heuristic ] || { echo "fake-opt: --strategy heuristic expected, got '$strategy'" >&2; exit 3; }
 if [ "$judge" = auto ]; then
   { echo "// FAST"; grep -q MOVE-WHEN-TUNED "$src" && echo "// MOVED"; cat "$src"; } > "$out"
   echo "variants: ok=30 refused=2 wrong=2"
