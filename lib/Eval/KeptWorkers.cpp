@@ -262,7 +262,7 @@ void stopKeptWorkers(const std::string &dir) {
       sockets.push_back(dir + "/" + n);
   }
   ::closedir(d);
-  std::vector<pid_t> asked;
+  std::vector<std::pair<pid_t, std::string>> asked;
   for (const std::string &s : sockets) {
     int fd = connectTo(s);
     if (fd < 0) {
@@ -273,17 +273,19 @@ void stopKeptWorkers(const std::string &dir) {
     if (readLine(fd, pending, hello, 5) == Read::Line && hello.rfind("hello ", 0) == 0) {
       pid_t pid = pid_t(std::atol(hello.c_str() + 6));
       if (sendAll(fd, "quit\n") && pid > 0)
-        asked.push_back(pid);
+        asked.push_back({pid, s});
     }
     ::close(fd);
   }
   // A worker frees its GPU memory as it exits: wait for that (bounded).
   auto start = Clock::now();
-  for (pid_t pid : asked) {
+  for (const auto &[pid, socket] : asked) {
     while (::kill(pid, 0) == 0 && since(start) < 5)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    if (::kill(pid, 0) == 0)
+    if (::kill(pid, 0) == 0) {
       ::kill(pid, SIGKILL);
+      ::unlink(socket.c_str()); // it may not have reached its own unlink
+    }
   }
 }
 
