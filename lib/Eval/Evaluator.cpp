@@ -77,15 +77,18 @@ std::vector<double> parseNumbers(const std::string &text) {
   return v;
 }
 
-/// Applies a verify worker's report (or its absence) to the result.
+/// Applies a verify worker's report (or its absence) to the result; `setup`
+/// receives what it says of its kernel's set-up ("kept", "made", or "").
 void applyVerify(const ProcessResult &p, const std::string &reportPath, VariantResult &v,
-                 std::string &gpu) {
+                 std::string &gpu, std::string &setup) {
   std::vector<std::string> lines = readLines(reportPath);
   std::string outcome;
   for (const std::string &l : lines) {
     auto [head, rest] = splitHead(l);
     if (head == "outcome")
       outcome = rest;
+    else if (head == "setup")
+      setup = rest;
     else if (head == "mode")
       v.verifyMode = rest;
     else if (head == "gpu")
@@ -124,17 +127,6 @@ void applyVerify(const ProcessResult &p, const std::string &reportPath, VariantR
   v.outcome = Outcome::Crash;
   v.details.push_back("verification worker: " + p.describe() +
                       (p.output.empty() ? "" : ": " + lastLines(p.output, 3)));
-}
-
-/// What a worker's report says of its kernel's set-up: "kept" (made by an
-/// earlier request of a kept worker), "made", or "" (no report).
-std::string setupOf(const std::string &reportPath) {
-  for (const std::string &l : readLines(reportPath)) {
-    auto [head, rest] = splitHead(l);
-    if (head == "setup")
-      return rest;
-  }
-  return "";
 }
 
 /// Runs one worker request: on the kept worker of the bundle's kernel and
@@ -349,12 +341,6 @@ Expected<EvalResults> verifyBundle(const Bundle &bundle, PreparedBundle &prep,
       // The watchdog ends a hung candidate; this limit is the backstop.
       ProcessResult p =
           runWorkerRequest(opts, bundle, slot, argv, limit * double(queue.size()) + 60);
-      if (std::string setup = setupOf(work + "/" + res.results[queue[0]].id + ".verify");
-          !setup.empty()) {
-        std::lock_guard<std::mutex> lock(mutex);
-        ++phases.setups;
-        phases.keptSetups += setup == "kept";
-      }
       // Reports are written in queue order: each before the last is ok (the
       // worker went on), the last or the first missing one ended the worker.
       static const ProcessResult kExitedCleanly = [] {
@@ -373,8 +359,8 @@ Expected<EvalResults> verifyBundle(const Bundle &bundle, PreparedBundle &prep,
         VariantResult &v = res.results[queue[k]];
         v.details.clear();
         v.mismatches.clear();
-        std::string gpu;
-        applyVerify(nextHave ? kExitedCleanly : p, report, v, gpu);
+        std::string gpu, setup;
+        applyVerify(nextHave ? kExitedCleanly : p, report, v, gpu, setup);
         // A worker that could not set up (no context, device busy) is not
         // the candidate's fault: it gets one more worker.
         if (v.outcome == Outcome::NotRun && ++attempts[queue[k]] < 2)
@@ -382,6 +368,10 @@ Expected<EvalResults> verifyBundle(const Bundle &bundle, PreparedBundle &prep,
         std::lock_guard<std::mutex> lock(mutex);
         if (!gpu.empty())
           gpuName = gpu;
+        if (k == 0 && !setup.empty()) { // one request, its set-up said once
+          ++phases.setups;
+          phases.keptSetups += setup == "kept";
+        }
         if (v.outcome != Outcome::NotRun || attempts[queue[k]] >= 2)
           progress("verify " + std::to_string(++verified) + "/" + std::to_string(toVerify.size()) +
                    " " + v.id + ": " + outcomeName(v.outcome));

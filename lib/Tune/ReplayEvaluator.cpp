@@ -476,16 +476,19 @@ std::string ReplayEvaluator::accepts(const Candidate &c) {
   const KernelCapture &kc = kernels[c.kernel];
   if (!kc.refusal.empty())
     return kc.refusal;
+  Expected<LaunchOverride> o = replayOverride(c.variant.plan, kc);
+  return o.ok() ? "" : o.error().message();
+}
+
+Expected<LaunchOverride> ReplayEvaluator::replayOverride(const Plan &plan,
+                                                         const KernelCapture &kc) {
   // One fixed launch configuration replaces the captured ones (bundle.md):
   // a launch-level plan needs all captured launches to remap alike, the
   // rule cudal1-eval applies to the split path's kernel part.
-  Expected<LaunchRemap> remap = launchRemapFor(c.variant.plan, kc.args);
+  Expected<LaunchRemap> remap = launchRemapFor(plan, kc.args);
   if (!remap.ok())
-    return remap.error().message();
-  Expected<LaunchOverride> o = remap->commonOverride(kc.launches);
-  if (!o.ok())
-    return o.error().message();
-  return "";
+    return remap.error();
+  return remap->commonOverride(kc.launches);
 }
 
 llvm::Expected<std::vector<Measurement>>
@@ -536,9 +539,7 @@ ReplayEvaluator::evaluate(const std::vector<Candidate> &cands) {
       // per variant for its own name cost about a second each.
       v.entry = kc.entry;
       v.fastMath = c.variant.fastMath;
-      Expected<LaunchRemap> remap = launchRemapFor(c.variant.plan, kc.args);
-      Expected<LaunchOverride> o =
-          remap.ok() ? remap->commonOverride(kc.launches) : Expected<LaunchOverride>(remap.error());
+      Expected<LaunchOverride> o = replayOverride(c.variant.plan, kc);
       if (!o.ok()) // accepts() said yes
         return fail("replay cannot judge " + c.id + ": " + o.error().message());
       v.launch = *o;

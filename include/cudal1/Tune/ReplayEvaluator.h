@@ -147,6 +147,10 @@ private:
   };
   void capture();
   void awaitCapture();
+  /// The one launch configuration that replays `plan` on all of the
+  /// kernel's captured launches (accepts() and evaluate() alike), or why
+  /// there is none.
+  static Expected<LaunchOverride> replayOverride(const Plan &plan, const KernelCapture &kc);
   void readPhases(const std::string &path);
   RewriteInput input;
   TuneSpace space;
