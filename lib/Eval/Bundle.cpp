@@ -2,6 +2,7 @@
 // JSON library on the GPU machine.
 #include "cudal1/Eval/Bundle.h"
 #include "cudal1/Capture/CaptureFile.h"
+#include "cudal1/Eval/LaunchRemap.h"
 #include "cudal1/Eval/Numbers.h"
 
 #include <cstdint>
@@ -154,9 +155,17 @@ Status parseVariant(const std::vector<std::string> &w, size_t first, bool hasId,
       if (!parseUnsigned(val, v.launch.sharedBytes))
         return makeError(where, ": bad shmem '", val, "'");
       v.launch.hasShared = true;
+    } else if (key == "remap") {
+      Expected<LaunchRemap> r = parseLaunchRemap(val);
+      if (!r.ok())
+        return makeError(where, ": bad remap: ", r.error().message());
+      v.remap = std::move(r->steps);
     } else
       return makeError(where, ": unknown key '", key, "'");
   }
+  if (!v.remap.empty() && (v.launch.hasGrid || v.launch.hasBlock))
+    return makeError(where, ": remap= and grid= or block= exclude each other (remap computes "
+                            "each launch's grid and block)");
   return Status::success();
 }
 
@@ -180,6 +189,8 @@ std::string formatVariant(const VariantSpec &v, bool withId) {
     s += " block=" + dim(v.launch.block);
   if (v.launch.hasShared)
     s += " shmem=" + std::to_string(v.launch.sharedBytes);
+  if (!v.remap.empty())
+    s += " " + quoteIfNeeded("remap=" + LaunchRemap{v.remap}.str());
   return s;
 }
 

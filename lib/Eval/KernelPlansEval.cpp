@@ -201,18 +201,15 @@ Expected<std::set<std::string>> evaluateKernelPlans(const ProgramBundle &program
       spec.source = v.id + ".cu";
       spec.entry = v.entry;
       spec.fastMath = v.fastMath;
-      // The plan's launch remap, applied to the captured launches as the
-      // tuner's replay applies it: one configuration for all of them (a
-      // kernel bundle's variant has one override), else the variant is
-      // judged as a whole program.
-      Expected<LaunchOverride> launch = v.launch.commonOverride(own.launches);
-      if (!launch.ok()) {
-        st.variants.push_back({v.id, launch.error().message()});
-        say("kernel plans: " + v.id + ": " + launch.error().message() +
-            "; judged as a whole program");
+      // The plan's launch remap, applied by the worker to each captured
+      // launch as the tuner's replay applies it; a launch it cannot
+      // express sends the variant to the whole program.
+      if (Status ok = v.launch.checkLaunches(own.launches); !ok.ok()) {
+        st.variants.push_back({v.id, ok.message()});
+        say("kernel plans: " + v.id + ": " + ok.message() + "; judged as a whole program");
         continue;
       }
-      spec.launch = *launch;
+      spec.remap = v.launch.steps;
       b.variants.push_back(spec);
       failed = copyFile(program.path(pv->source), dir + "/" + spec.source);
     }

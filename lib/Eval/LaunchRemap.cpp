@@ -133,28 +133,11 @@ Expected<LaunchOverride> LaunchRemap::overrideFor(const uint32_t g[3], const uin
   return o;
 }
 
-Expected<LaunchOverride>
-LaunchRemap::commonOverride(const std::vector<CapturedLaunch> &launches) const {
-  if (empty() || launches.empty())
-    return LaunchOverride{};
-  Expected<LaunchOverride> first = overrideFor(launches[0].grid, launches[0].block);
-  if (!first.ok())
-    return first;
-  for (size_t i = 1; i < launches.size(); ++i) {
-    const CapturedLaunch &l = launches[i];
-    Expected<LaunchOverride> o = overrideFor(l.grid, l.block);
-    if (!o.ok())
-      return o;
-    if (!std::equal(o->grid, o->grid + 3, first->grid) ||
-        !std::equal(o->block, o->block + 3, first->block))
-      return makeError("the captured launches differ in their configuration: launch ", i,
-                       " remaps to another grid or block than launch 0 (", str(), ")");
-    if (l.sharedBytes != launches[0].sharedBytes)
-      return makeError("the captured launches differ in their configuration: launch ", i, " has ",
-                       l.sharedBytes, " bytes of dynamic shared memory, launch 0 ",
-                       launches[0].sharedBytes);
-  }
-  return first;
+Status LaunchRemap::checkLaunches(const std::vector<CapturedLaunch> &launches) const {
+  for (size_t i = 0; i < launches.size(); ++i)
+    if (Expected<LaunchOverride> o = overrideFor(launches[i].grid, launches[i].block); !o.ok())
+      return makeError("captured launch ", i, ": ", o.error().message());
+  return Status::success();
 }
 
 Expected<LaunchRemapStep> parseLaunchRemapStep(const std::string &text) {

@@ -476,19 +476,21 @@ std::string ReplayEvaluator::accepts(const Candidate &c) {
   const KernelCapture &kc = kernels[c.kernel];
   if (!kc.refusal.empty())
     return kc.refusal;
-  Expected<LaunchOverride> o = replayOverride(c.variant.plan, kc);
-  return o.ok() ? "" : o.error().message();
+  Expected<LaunchRemap> r = replayRemap(c.variant.plan, kc);
+  return r.ok() ? "" : r.error().message();
 }
 
-Expected<LaunchOverride> ReplayEvaluator::replayOverride(const Plan &plan,
-                                                         const KernelCapture &kc) {
-  // One fixed launch configuration replaces the captured ones (bundle.md):
-  // a launch-level plan needs all captured launches to remap alike, the
-  // rule cudal1-eval applies to the split path's kernel part.
+Expected<LaunchRemap> ReplayEvaluator::replayRemap(const Plan &plan, const KernelCapture &kc) {
+  // The worker applies the remap to each captured launch on its own
+  // (bundle.md, remap=): every one must give a CUDA launch.
   Expected<LaunchRemap> remap = launchRemapFor(plan, kc.args);
   if (!remap.ok())
     return remap.error();
-  return remap->commonOverride(kc.launches);
+  if (Status s = remap->checkLaunches(kc.launches); !s.ok())
+    return s;
+  if (std::string why = whyRemapNotWritten(*remap); !why.empty())
+    return makeError(why);
+  return remap;
 }
 
 llvm::Expected<std::vector<Measurement>>
@@ -539,10 +541,10 @@ ReplayEvaluator::evaluate(const std::vector<Candidate> &cands) {
       // per variant for its own name cost about a second each.
       v.entry = kc.entry;
       v.fastMath = c.variant.fastMath;
-      Expected<LaunchOverride> o = replayOverride(c.variant.plan, kc);
-      if (!o.ok()) // accepts() said yes
-        return fail("replay cannot judge " + c.id + ": " + o.error().message());
-      v.launch = *o;
+      Expected<LaunchRemap> r = replayRemap(c.variant.plan, kc);
+      if (!r.ok()) // accepts() said yes
+        return fail("replay cannot judge " + c.id + ": " + r.error().message());
+      v.remap = r->steps;
       b.variants.push_back(v);
       f.variantSources.push_back(c.variant.source);
     }

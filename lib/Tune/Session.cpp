@@ -453,15 +453,15 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
   // strategy learns only from the rounds given with --continue).
   if (o.mode == SessionOptions::EmitBundle) {
     std::vector<Candidate> cands = tuner.proposeRound(o.budget);
-    // With earlier rounds: their kernels' bests together, one more variant
-    // (the import chooses it only if it is verified and surer than the
-    // best single plan, as --tune does), and each best judged by replay
+    // With earlier rounds: their kernels' bests together, one or more
+    // variants (Tuner::combinations; the import chooses one only if it is
+    // verified and surer than the best single plan, as --tune does), and each best judged by replay
     // once more as a whole program (`whole-ID`), so that the final choice
     // compares whole-program figures, as --tune's last round does.
     for (Candidate &c : tuner.programLevelBests())
       cands.push_back(std::move(c));
-    if (std::optional<Candidate> c = tuner.combination())
-      cands.push_back(std::move(*c));
+    for (Candidate &c : tuner.combinations())
+      cands.push_back(std::move(c));
     if (cands.empty())
       return failed(SessionStatus::NothingToDo, "no legal plan to try in " + in.file);
     Expected<ProgramBundle> b = writeProgramBundle(o.bundleDir, setup, cands, keys, names);

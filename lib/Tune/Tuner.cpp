@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <future>
 #include <limits>
 
 namespace cudal1 {
@@ -302,7 +303,8 @@ std::optional<unsigned> variantNumber(llvm::StringRef id) {
   return n;
 }
 
-std::optional<Candidate> Tuner::combination(const std::function<void(const std::string &)> &say) {
+std::vector<Candidate>
+Tuner::combinations(const std::function<void(const std::string &)> &say) {
   // In the space's order (source order, host code last), as --apply and
   // the plugin apply a file's best choices.
   TuneResult s = summary();
@@ -313,29 +315,60 @@ std::optional<Candidate> Tuner::combination(const std::function<void(const std::
       plans.push_back(s.best[k].plan);
       certainty.push_back(s.best[k].lo);
     }
+  std::vector<Candidate> out;
   if (plans.size() < 2)
-    return std::nullopt;
-  PlanCombination joined = combinePlans(input, plans, certainty, [&](size_t i, llvm::Error e) {
+    return out;
+  std::vector<std::vector<size_t>> tried;
+  auto add = [&](const PlanCombination &joined) {
+    if (joined.kept.size() < 2 ||
+        std::find(tried.begin(), tried.end(), joined.kept) != tried.end())
+      return;
+    tried.push_back(joined.kept);
+    Candidate c;
+    c.id = out.empty() ? "combined" : "combined-" + std::to_string(out.size() + 1);
+    c.kernel = kCombination;
+    for (size_t i : joined.kept)
+      for (const PlanStep &st : plans[i].steps)
+        c.variant.plan.steps.push_back(st);
+    for (const TuneRecord &r : result.records)
+      if (r.candidate.kernel == kCombination && r.candidate.variant.plan == c.variant.plan)
+        return;
+    c.variant.source = joined.source;
+    c.variant.links = planLinks(c.variant.plan);
+    c.variant.fastMath = planNeedsFastMath(c.variant.plan);
+    out.push_back(std::move(c));
+  };
+  // The surest plans first...
+  std::vector<size_t> left;
+  add(combinePlans(input, plans, certainty, [&](size_t i, llvm::Error e) {
+    left.push_back(i);
     std::string why = llvm::toString(std::move(e));
     if (say)
       say("'" + printPlan(plans[i]) +
           "' does not combine with the surer plans: " + why.substr(0, why.find('\n')));
-  });
-  if (joined.kept.size() < 2)
-    return std::nullopt;
-  Candidate c;
-  c.id = "combined";
-  c.kernel = kCombination;
-  for (size_t i : joined.kept)
-    for (const PlanStep &st : plans[i].steps)
-      c.variant.plan.steps.push_back(st);
-  for (const TuneRecord &r : result.records)
-    if (r.candidate.kernel == kCombination && r.candidate.variant.plan == c.variant.plan)
-      return std::nullopt;
-  c.variant.source = std::move(joined.source);
-  c.variant.links = planLinks(c.variant.plan);
-  c.variant.fastMath = planNeedsFastMath(c.variant.plan);
-  return c;
+  }));
+  // ...and, for each plan that did not combine with them, the combination
+  // that starts from it. The certainties compare figures of different
+  // judges (a kernel's own speedup by replay, a host plan's whole-program
+  // one), and a plan's worth changes once the others are in (a host loop's
+  // launch overhead is small beside slow kernels and large beside fast
+  // ones): the measurement of each combination as a whole program decides.
+  // Each joining parses the source once per step tried (about 0.6 s a
+  // step here): the alternatives are derived at once, a thread each.
+  if (left.size() > kMaxCombinations - 1)
+    left.resize(kMaxCombinations - 1);
+  std::vector<std::future<PlanCombination>> alternatives;
+  for (size_t i : left)
+    alternatives.push_back(std::async(std::launch::async, [&, i] {
+      std::vector<double> first = certainty;
+      first[i] = std::numeric_limits<double>::infinity();
+      return combinePlans(input, plans, first, [](size_t, llvm::Error e) {
+        llvm::consumeError(std::move(e)); // said above, or a consequence of it
+      });
+    }));
+  for (std::future<PlanCombination> &f : alternatives)
+    add(f.get());
+  return out;
 }
 
 llvm::Expected<TuneResult> Tuner::run(VariantEvaluator &ev) {
@@ -373,13 +406,15 @@ llvm::Expected<TuneResult> Tuner::run(VariantEvaluator &ev) {
   // the final choice compares whole-program speedups only.
   if (opts.combine) {
     std::vector<Candidate> batch = programLevelBests();
-    if (std::optional<Candidate> c = combination(say))
-      batch.push_back(std::move(*c));
+    size_t singles = batch.size();
+    for (Candidate &c : combinations(say))
+      batch.push_back(std::move(c));
     if (!batch.empty()) {
-      bool combined = batch.back().kernel == kCombination;
-      size_t singles = batch.size() - (combined ? 1 : 0);
+      size_t combined = batch.size() - singles;
       say(std::string("measuring as whole programs: ") +
-          (combined ? "the combination of the kernels' best plans" : "") +
+          (combined == 1 ? "the combination of the kernels' best plans"
+           : combined  ? std::to_string(combined) + " combinations of the kernels' best plans"
+                       : "") +
           (combined && singles ? " and " : "") +
           (singles ? std::to_string(singles) + " best plan(s) judged by replay" : ""));
       llvm::Expected<std::vector<Measurement>> res = ev.evaluate(batch);

@@ -2,8 +2,9 @@
 # The split path's kernel part on a GPU (issue 15 item 6): a kernel-level
 # plan emitted with --emit-bundle is judged by replay on the GPU machine.
 #   split-kernel-bundle.sh emit CUDAL1-OPT SOURCE_ROOT BUNDLE
-#     where cudal1-opt is built: writes the bundle of the corpus program
-#     l1_sum_squares_atomic (its float-atomic sum: warp-reduce, a plan of
+#     where cudal1-opt is built: writes the bundle of
+#     test/gpu/inputs/sum-squares-two-shapes.cu (the corpus's float-atomic
+#     sum of squares, launched with two shapes: warp-reduce, a plan of
 #     device code only, and plans that change the launch, launch-config
 #     and coarsen, listed with their launch remap, launch=) for a GPU
 #     machine without LLVM (BUNDLE: .device-carry/split-kernel).
@@ -13,8 +14,9 @@
 #     split-kernel); runs cudal1-eval on it; the kernel must have been
 #     captured and replayed (kernels/status.txt), its original verified
 #     against the double reference, warp-reduce verified and timed, and
-#     every launch-changing variant replayed with its remapped launch,
-#     verified and timed (none left to the program level). With
+#     every launch-changing variant replayed with its remap applied to
+#     each of the two shapes' captured launches, verified and timed (none
+#     left to the program level). With
 #     CUDAL1-OPT the import follows here: sumSquares' best plan must be
 #     warp-reduce judged by replay-double-reference. Without it the
 #     evaluated bundle is left in WORKDIR/b (scripts/gpu-check brings it
@@ -28,7 +30,7 @@
 set -u
 mode=$1
 fail() { echo "split-kernel-bundle: FAIL: $*"; exit 1; }
-program=bench/corpus/l1_sum_squares_atomic.cu
+program=test/gpu/inputs/sum-squares-two-shapes.cu
 
 emit() { # OPT ROOT BUNDLE
   nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
@@ -110,16 +112,19 @@ cat "$kres"
 grep -q '^result original outcome=ok ' "$kres" ||
   fail "the original did not verify against the double reference"
 grep -q '^result v[0-9]* outcome=ok .*speedup=' "$kres" || fail "no variant was verified and timed by replay"
-# The plans that change the launch: replayed with the remapped configuration
-# (kN/manifest.txt: grid= block=), verified against the reference, timed.
+# The plans that change the launch: replayed with their remap, which the
+# worker applies to each captured launch (kN/manifest.txt: remap=; the two
+# shapes remap to two configurations), verified against the reference, timed.
+grep -q "^kernel $key replay launches=\([2-9]\|[1-9][0-9]\)" "$b/kernels/status.txt" ||
+  fail "sumSquares: fewer than two captured launches (the program launches it with two shapes)"
 launched=$(sed -n 's/^variant \([^ ]*\) .* launch=\([^ ]*\).*/\1/p' "$b/kernels/manifest.txt")
 [ -n "$launched" ] || fail "no launch-changing variant in the kernel part"
 for id in $launched; do
   if grep -q "^variant $id program" "$b/kernels/status.txt"; then
     fail "$id (launch $(sed -n "s/^variant $id .* launch=\([^ ]*\).*/\1/p" "$b/kernels/manifest.txt")) was left to the program level: $(grep "^variant $id program" "$b/kernels/status.txt")"
   fi
-  grep -q "^variant $id .*grid=.*block=" "$(dirname "$kres")/manifest.txt" ||
-    fail "$id: no remapped grid/block in $(dirname "$kres")/manifest.txt"
+  grep -q "^variant $id .*remap=" "$(dirname "$kres")/manifest.txt" ||
+    fail "$id: no remap= in $(dirname "$kres")/manifest.txt"
   grep -q "^result $id outcome=ok .*speedup=" "$kres" ||
     fail "$id (a launch-changing plan) was not verified and timed by replay: $(grep "^result $id " "$kres")"
 done

@@ -4,6 +4,7 @@
 #define CUDAL1_EVAL_BUNDLE_H
 
 #include "cudal1/Eval/Error.h"
+#include "cudal1/Eval/LaunchRemapStep.h"
 #include "cudal1/Eval/Verify.h"
 
 #include <cstdint>
@@ -31,6 +32,10 @@ struct VariantSpec {
   std::vector<std::string> extraFlags;
   bool fastMath = false; ///< the plan has opt-in fast-math rewrites
   LaunchOverride launch;
+  /// A launch remap (cudal1/Eval/LaunchRemap.h) applied to each captured
+  /// launch on its own: a kernel launched with several shapes keeps one
+  /// variant line. Exclusive with launch's grid and block.
+  std::vector<LaunchRemapStep> remap;
 };
 
 struct Bundle {

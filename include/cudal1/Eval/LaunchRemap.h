@@ -5,7 +5,8 @@
 // them to the captured launches (replayLaunch, lib/Tune/ReplayEvaluator.cpp)
 // and cudal1-eval applies the same steps, read from the kernel part's
 // manifest (docs/formats/kernel-plans.md), on the GPU machine: both compute
-// the launch with this code.
+// the launch with this code. A kernel bundle's variant line carries the
+// remap (`remap=`), and the worker applies it to each captured launch.
 //
 // Text (one step each, ';' between steps, no blanks):
 //   reshape(BX[xBY[xBZ]])  the same threads in blocks of BX x BY x BZ: each
@@ -47,11 +48,10 @@ struct LaunchRemap {
   /// why the result is no CUDA launch (a block over 1024 threads, a grid
   /// over 2^31 - 1 along x or 65535 along y or z).
   Expected<LaunchOverride> overrideFor(const uint32_t grid[3], const uint32_t block[3]) const;
-  /// The one configuration that replaces every launch of `launches` (a
-  /// kernel bundle's variant has one override for all its captures), or why
-  /// there is none: the launches remap to different configurations or have
-  /// different dynamic shared memory. Empty remap or no launches: none.
-  Expected<LaunchOverride> commonOverride(const std::vector<CapturedLaunch> &launches) const;
+  /// Whether every launch of `launches` remaps to a CUDA launch (each on
+  /// its own: a kernel launched with several shapes remaps each shape), or
+  /// why one does not (overrideFor's message, with the launch's index).
+  Status checkLaunches(const std::vector<CapturedLaunch> &launches) const;
   bool operator==(const LaunchRemap &o) const { return steps == o.steps; }
   bool operator!=(const LaunchRemap &o) const { return !(*this == o); }
 };

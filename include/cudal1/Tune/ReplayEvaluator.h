@@ -147,10 +147,10 @@ private:
   };
   void capture();
   void awaitCapture();
-  /// The one launch configuration that replays `plan` on all of the
-  /// kernel's captured launches (accepts() and evaluate() alike), or why
-  /// there is none.
-  static Expected<LaunchOverride> replayOverride(const Plan &plan, const KernelCapture &kc);
+  /// The launch remap that replays `plan` on the kernel's captured
+  /// launches, each on its own (accepts() and evaluate() alike), or why
+  /// one of them has none.
+  static Expected<LaunchRemap> replayRemap(const Plan &plan, const KernelCapture &kc);
   void readPhases(const std::string &path);
   RewriteInput input;
   TuneSpace space;

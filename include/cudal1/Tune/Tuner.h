@@ -25,6 +25,9 @@ namespace cudal1 {
 
 /// Candidate::kernel of the kernels' best plans measured together.
 constexpr size_t kCombination = kNoKernel;
+/// At most this many combinations of the kernels' bests are measured per
+/// round (Tuner::combinations).
+constexpr size_t kMaxCombinations = 3;
 
 /// A plan and the source it derives: what is built and measured. The plan
 /// travels as data beside the source, never inside it.
@@ -168,10 +171,13 @@ public:
   /// the plan was not measured as a whole program yet: what the final
   /// choice needs to compare a combination with single plans.
   std::vector<Candidate> programLevelBests();
-  /// The kernels' current best plans together, as one more candidate (the
-  /// split path puts it in its next bundle); none when fewer than two
-  /// combine or this combination was measured already.
-  std::optional<Candidate> combination(const std::function<void(const std::string &)> &say = {});
+  /// The kernels' current best plans together, as candidates measured as
+  /// whole programs (the split path puts them in its next bundle): the
+  /// surest plans first, each joined when it still derives with those
+  /// before it ("combined"), and for each plan left out, the combination
+  /// that starts from it ("combined-2", ...), at most kMaxCombinations in
+  /// all. None that joins fewer than two plans or was measured already.
+  std::vector<Candidate> combinations(const std::function<void(const std::string &)> &say = {});
 
   /// Seconds spent deriving the rounds' variants (the passes on the source).
   double deriveSeconds() const { return deriveWall; }

@@ -11,6 +11,7 @@
 #include "cudal1/Eval/Cuda.h"
 #include "cudal1/Eval/EntryName.h"
 #include "cudal1/Eval/KeptWorkers.h"
+#include "cudal1/Eval/LaunchRemap.h"
 #include "cudal1/Eval/Numbers.h"
 #include "cudal1/Eval/Stats.h"
 #include "cudal1/Eval/Verify.h"
@@ -304,6 +305,22 @@ Config configFor(const CapturedLaunch &cap, const LaunchOverride &o, bool double
   }
   c.shared = o.hasShared ? o.sharedBytes : (doubleShared ? cap.sharedBytes * 2 : cap.sharedBytes);
   return c;
+}
+
+/// A variant's configuration for one captured launch: its remap applied to
+/// that launch's grid and block (each launch on its own), else its fixed
+/// override. The tuner checked the remap on these launches; a bundle from
+/// elsewhere may hold one that gives no CUDA launch, which is the
+/// variant's failure, not the worker's.
+Expected<Config> variantConfig(const CapturedLaunch &cap, const VariantSpec &spec) {
+  if (spec.remap.empty())
+    return configFor(cap, spec.launch, false);
+  Expected<LaunchOverride> o = LaunchRemap{spec.remap}.overrideFor(cap.grid, cap.block);
+  if (!o.ok())
+    return o.error();
+  o->hasShared = spec.launch.hasShared;
+  o->sharedBytes = spec.launch.sharedBytes;
+  return configFor(cap, *o, false);
 }
 
 CUresult launch(Context &c, CUfunction fn, const Config &cfg, ArgPack &args) {
@@ -639,7 +656,12 @@ int verifyCandidate(const WorkerArgs &w, const Bundle &bundle, Context &c, Kerne
       return setupError(s);
     LaunchState &ls = ks.states[li];
     ArgPack args = variantArgs(*b, ls);
-    Config cfg = configFor(*ls.cap, spec->launch, false);
+    Expected<Config> config = variantConfig(*ls.cap, *spec);
+    if (!config.ok()) {
+      rep.add("detail", "launch " + std::to_string(li) + ": " + config.error().message());
+      return finish("crash", 0);
+    }
+    const Config &cfg = *config;
     // Two runs: a variant must not depend on state left by an earlier one.
     for (int run = 0; run < 2; ++run) {
       std::string label = "launch " + std::to_string(li) + " run " + std::to_string(run);
@@ -850,7 +872,10 @@ int timingWorker(const WorkerArgs &w, WorkerSession &session) {
   for (size_t ci = 0; ci < cands.size(); ++ci)
     for (LaunchState &ls : states) {
       packs[ci].push_back(variantArgs(*b, ls));
-      cfgs[ci].push_back(configFor(*ls.cap, cands[ci].spec->launch, false));
+      Expected<Config> config = variantConfig(*ls.cap, *cands[ci].spec);
+      if (!config.ok()) // verification refused it first
+        return fail(cands[ci].id + ": " + config.error().message());
+      cfgs[ci].push_back(*config);
     }
 
   // 3. The L2 flush buffer: twice the L2, rewritten before every launch.

@@ -1,5 +1,6 @@
 // Bundle manifests round-trip; bad ones are rejected with file:line.
 #include "cudal1/Eval/Bundle.h"
+#include "cudal1/Eval/LaunchRemap.h"
 
 #include <gtest/gtest.h>
 
@@ -22,6 +23,7 @@ reference reference.cu entry=stencil_ref
 variant fast fast.cu
 variant wide original.cu block=128 grid=32768,1,1 shmem=64 fast-math=1
 variant rdc side.cu compiler=nvcc flags=-rdc=true,-lineinfo
+variant rows rows.cu remap=reshape(32x8);divide-x(2)
 )";
 
 std::string errorOf(const std::string &text) {
@@ -41,8 +43,9 @@ TEST(Bundle, ParsesAndRoundTrips) {
   EXPECT_EQ(b->tolerance.reductionLength, 257);
   EXPECT_TRUE(b->hasReference);
   EXPECT_EQ(b->reference.entry, "stencil_ref");
-  ASSERT_EQ(b->variants.size(), 3u);
+  ASSERT_EQ(b->variants.size(), 4u);
   EXPECT_EQ(b->variants[0].entry, "stencil");
+  EXPECT_EQ(LaunchRemap{b->variants[3].remap}.str(), "reshape(32x8);divide-x(2)");
   const VariantSpec &w = b->variants[1];
   EXPECT_TRUE(w.launch.hasGrid && w.launch.hasBlock && w.launch.hasShared);
   EXPECT_EQ(w.launch.grid[0], 32768u);
@@ -90,6 +93,10 @@ TEST(Bundle, RejectsBadManifests) {
   EXPECT_NE(errorOf(base + "variant a a.cu\nvariant a b.cu\n").find("twice"), std::string::npos);
   EXPECT_NE(errorOf(base + "variant original a.cu\n").find("twice"), std::string::npos);
   EXPECT_NE(errorOf(base + "variant a a.cu grid=0\n").find("bad grid"), std::string::npos);
+  EXPECT_NE(errorOf(base + "variant a a.cu remap=reshape(0)\n").find("bad remap"),
+            std::string::npos);
+  EXPECT_NE(errorOf(base + "variant a a.cu remap=divide-x(2) block=64\n").find("exclude each other"),
+            std::string::npos);
   EXPECT_NE(errorOf(base + "variant a a.cu color=red\n").find("unknown key"), std::string::npos);
   EXPECT_NE(
       errorOf("cudal1-bundle 1\nkernel-key k\nargs i32\ncapture c\n").find("missing 'original'"),

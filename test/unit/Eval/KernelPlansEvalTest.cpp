@@ -47,12 +47,12 @@ TEST(KernelPlansEval, AppliesEachVariantsLaunchRemapToTheCapturedLaunches) {
   const char *kernel = "extern \"C\" __global__ void scale(float *x, int n) {\n"
                        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
                        "  if (i < n) x[i] *= 2;\n}\n";
-  for (const char *f : {"original.cu", "v1.cu", "v2.cu", "v3.cu", "instrumented.cu"})
+  for (const char *f : {"original.cu", "v1.cu", "v2.cu", "v3.cu", "v4.cu", "instrumented.cu"})
     std::ofstream(d + "/" + f) << kernel;
-  // Two captured launches with the same threads in other blocks: 16 x 256
+  // Two captured launches of different shapes: 2^21 x 1024 (2^31 threads)
   // and 32 x 128.
   CaptureFile cf;
-  cf.launches = {launch(16, 256), launch(32, 128)};
+  cf.launches = {launch(1u << 21, 1024), launch(32, 128)};
   ASSERT_TRUE(writeCaptureFile(d + "/made.capture", cf).ok());
   std::ofstream(d + "/build.sh") << "printf '#!/bin/sh\\ncp " << d
                                  << "/made.capture \"$CUDAL1_CAPTURE_FILE\"\\n' > \"$2\"\n"
@@ -62,7 +62,7 @@ TEST(KernelPlansEval, AppliesEachVariantsLaunchRemapToTheCapturedLaunches) {
   pb.build = {"sh", d + "/build.sh", "{src}", "{exe}"};
   pb.run = {"{exe}"};
   pb.original = {"original", "original.cu", false, {}, ""};
-  for (const char *id : {"v1", "v2", "v3"})
+  for (const char *id : {"v1", "v2", "v3", "v4"})
     pb.variants.push_back({id, std::string(id) + ".cu", false, {}, ""});
   ASSERT_TRUE(writeProgramManifest(pb, d).ok());
   ASSERT_EQ(::mkdir((d + "/kernels").c_str(), 0777), 0);
@@ -72,12 +72,15 @@ TEST(KernelPlansEval, AppliesEachVariantsLaunchRemapToTheCapturedLaunches) {
          "  if (i < n) x[i] *= 2;\n}\n";
   KernelPlans kp;
   kp.kernels.push_back({"k.cu:1:scale", "scale", "scale", "f32* i32", "ref0.cu", "scale_ref"});
-  // v1: blocks of 128, the same for both launches (32 x 128); v2: the x
-  // grid halved, 8 x 256 and 16 x 128, no one configuration; v3: no remap.
+  // v1: blocks of 128; v2: the x grid halved, each launch on its own;
+  // v4: blocks of one thread, 2^31 blocks for launch 0, beyond CUDA's grid
+  // limit; v3: no remap.
   kp.variants.push_back(
       {"v1", "k.cu:1:scale", "scale", false, LaunchRemap{{LaunchRemapStep::reshape(128)}}});
   kp.variants.push_back(
       {"v2", "k.cu:1:scale", "scale", false, LaunchRemap{{LaunchRemapStep::divideX(2)}}});
+  kp.variants.push_back(
+      {"v4", "k.cu:1:scale", "scale", false, LaunchRemap{{LaunchRemapStep::reshape(1)}}});
   kp.variants.push_back({"v3", "k.cu:1:scale", "scale", false, LaunchRemap{}});
   ASSERT_TRUE(writeKernelPlans(kp, d + "/kernels").ok());
   Expected<ProgramBundle> back = readProgramBundle(d);
@@ -95,31 +98,33 @@ TEST(KernelPlansEval, AppliesEachVariantsLaunchRemapToTheCapturedLaunches) {
   ASSERT_TRUE(st.ok()) << st.error().message();
   ASSERT_EQ(st->kernels.size(), 1u);
   EXPECT_EQ(st->kernels[0].launches, 2u);
-  // The kernel bundle: v1 with the remapped configuration, v3 with the
-  // captured ones, v2 not in it.
+  // The kernel bundle: v1 and v2 with their remaps (the worker applies
+  // them to each captured launch), v3 with the captured configurations, v4
+  // not in it.
   Expected<Bundle> kb = readBundle(d + "/kernels/k0");
   ASSERT_TRUE(kb.ok()) << kb.error().message() << "\n" << said;
-  ASSERT_EQ(kb->variants.size(), 2u) << said;
+  ASSERT_EQ(kb->variants.size(), 3u) << said;
   EXPECT_EQ(kb->variants[0].id, "v1");
-  EXPECT_TRUE(kb->variants[0].launch.hasGrid && kb->variants[0].launch.hasBlock);
-  EXPECT_EQ(kb->variants[0].launch.grid[0], 32u);
-  EXPECT_EQ(kb->variants[0].launch.block[0], 128u);
-  EXPECT_EQ(kb->variants[1].id, "v3");
-  EXPECT_FALSE(kb->variants[1].launch.hasGrid || kb->variants[1].launch.hasBlock);
+  EXPECT_EQ(LaunchRemap{kb->variants[0].remap}.str(), "reshape(128)");
+  EXPECT_FALSE(kb->variants[0].launch.hasGrid || kb->variants[0].launch.hasBlock);
+  EXPECT_EQ(kb->variants[1].id, "v2");
+  EXPECT_EQ(LaunchRemap{kb->variants[1].remap}.str(), "divide-x(2)");
+  EXPECT_EQ(kb->variants[2].id, "v3");
+  EXPECT_TRUE(kb->variants[2].remap.empty());
+  EXPECT_FALSE(kb->variants[2].launch.hasGrid || kb->variants[2].launch.hasBlock);
   ASSERT_EQ(st->variants.size(), 1u);
-  EXPECT_EQ(st->variants[0].id, "v2");
-  EXPECT_NE(st->variants[0].remark.find("the captured launches differ in their configuration"),
-            std::string::npos)
+  EXPECT_EQ(st->variants[0].id, "v4");
+  EXPECT_NE(st->variants[0].remark.find("captured launch 0: launch remap"), std::string::npos)
       << st->variants[0].remark;
-  EXPECT_NE(said.find("kernel plans: v2: the captured launches differ in their configuration"),
-            std::string::npos)
+  EXPECT_NE(said.find("kernel plans: v4: captured launch 0: launch remap"), std::string::npos)
       << said;
-  // Replayed (the fake worker verified and timed them): v1 and v3; v2 is
-  // left to the program evaluation.
+  // Replayed (the fake worker verified and timed them): v1, v2 and v3; v4
+  // is left to the program evaluation.
   EXPECT_TRUE(st->kernels[0].replayed) << st->kernels[0].remark << "\n" << said;
   EXPECT_EQ(replayed->count("v1"), 1u) << said;
+  EXPECT_EQ(replayed->count("v2"), 1u) << said;
   EXPECT_EQ(replayed->count("v3"), 1u);
-  EXPECT_EQ(replayed->count("v2"), 0u);
+  EXPECT_EQ(replayed->count("v4"), 0u);
   std::system(("rm -rf " + d).c_str());
 }
 

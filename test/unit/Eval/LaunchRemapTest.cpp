@@ -153,28 +153,25 @@ CapturedLaunch launch(uint32_t gx, uint32_t bx, uint32_t shared = 0) {
   return l;
 }
 
-TEST(LaunchRemap, OneConfigurationForAllCapturedLaunches) {
+TEST(LaunchRemap, EveryCapturedLaunchIsRemappedOnItsOwn) {
   LaunchRemap reshape{{LaunchRemapStep::reshape(128)}};
-  // 16 x 256 and 32 x 128 are the same threads: one configuration.
-  Expected<LaunchOverride> o = reshape.commonOverride({launch(16, 256), launch(32, 128)});
-  ASSERT_TRUE(o.ok()) << o.error().message();
-  EXPECT_TRUE(o->hasGrid && o->hasBlock);
-  EXPECT_EQ(o->grid[0], 32u);
-  EXPECT_EQ(o->block[0], 128u);
-  Expected<LaunchOverride> differ = reshape.commonOverride({launch(16, 256), launch(8, 256)});
-  ASSERT_FALSE(differ.ok());
-  EXPECT_NE(differ.error().message().find("the captured launches differ in their configuration: "
-                                          "launch 1 remaps to another grid or block"),
+  // Launches of different shapes each remap (a kernel called with several
+  // sizes keeps one variant line): 16 x 256 -> 32 x 128, 8 x 256 -> 16 x 128.
+  EXPECT_TRUE(reshape.checkLaunches({launch(16, 256), launch(8, 256), launch(3, 100)}).ok());
+  Expected<LaunchOverride> a = reshape.overrideFor(launch(8, 256).grid, launch(8, 256).block);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->grid[0], 16u);
+  EXPECT_EQ(a->block[0], 128u);
+  // One launch the remap cannot express names its index: 2^31 threads in
+  // blocks of one are 2^31 blocks, beyond CUDA's grid.
+  LaunchRemap single{{LaunchRemapStep::reshape(1)}};
+  Status bad = single.checkLaunches({launch(16, 256), launch(1u << 21, 1024)});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("captured launch 1: launch remap reshape(1) gives"),
             std::string::npos)
-      << differ.error().message();
-  Expected<LaunchOverride> shared =
-      reshape.commonOverride({launch(16, 256, 0), launch(16, 256, 512)});
-  ASSERT_FALSE(shared.ok());
-  EXPECT_NE(shared.error().message().find("dynamic shared memory"), std::string::npos);
-  // No remap: no override, whatever the launches.
-  Expected<LaunchOverride> none = LaunchRemap{}.commonOverride({launch(16, 256), launch(8, 32)});
-  ASSERT_TRUE(none.ok());
-  EXPECT_FALSE(none->hasGrid || none->hasBlock);
+      << bad.message();
+  // No remap: nothing to check, whatever the launches.
+  EXPECT_TRUE(LaunchRemap{}.checkLaunches({launch(16, 256), launch(8, 32)}).ok());
 }
 
 TEST(LaunchRemap, ResultsBeyondCudaLimitsAreRefused) {

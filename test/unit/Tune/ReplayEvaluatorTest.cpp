@@ -236,12 +236,7 @@ TEST(ReplayEvaluator, KernelBundleForAKnownInput) {
   VariantSpec v;
   v.id = "v001";
   v.entry = "_Z5sumsqPKfPfi";
-  v.launch = replayLaunch(plan("@sumsq: launch-config(block=128)"), [] {
-    CapturedLaunch c;
-    c.grid[0] = 8;
-    c.block[0] = 256;
-    return c;
-  }());
+  v.remap = launchRemapOf(plan("@sumsq: launch-config(block=128)")).steps;
   f.bundle.variants.push_back(v);
   f.variantSources.push_back("variant");
   f.captures.push_back(cap);
@@ -260,9 +255,7 @@ TEST(ReplayEvaluator, KernelBundleForAKnownInput) {
   EXPECT_EQ(b->reference.entry, "sumsq_ref");
   ASSERT_EQ(b->captures.size(), 1u);
   ASSERT_EQ(b->variants.size(), 1u);
-  EXPECT_TRUE(b->variants[0].launch.hasBlock);
-  EXPECT_EQ(b->variants[0].launch.block[0], 128u);
-  EXPECT_EQ(b->variants[0].launch.grid[0], 16u);
+  EXPECT_EQ(LaunchRemap{b->variants[0].remap}.str(), "reshape(128)");
   EXPECT_NE(slurp(out + "/manifest.txt").find("args f32* f32* i32"), std::string::npos);
   // Without a reference: the fallback's reduction length.
   f.bundle.hasReference = false;

@@ -229,15 +229,82 @@ TEST(Tuner, BestPlansThatDoNotCombineAreLeftOutOfTheCombination) {
   EXPECT_EQ(printPlan(r->best[0].plan), "@half: fuse");
   EXPECT_EQ(printPlan(r->best[1].plan), "@twice: restrict");
   EXPECT_EQ(printPlan(r->best[2].plan), "@copy: restrict");
-  // One round of three singles, then the combination, best first.
+  // One round of three singles, then the combinations: the surest plans
+  // first, and the one that starts from twice's plan, which the first left
+  // out.
   ASSERT_EQ(ev.batches.size(), 2u);
-  ASSERT_EQ(ev.batches.back().size(), 1u);
+  ASSERT_EQ(ev.batches.back().size(), 2u);
   EXPECT_EQ(ev.batches.back()[0], "@half: fuse; @copy: restrict");
+  EXPECT_EQ(ev.batches.back()[1], "@twice: restrict; @copy: restrict");
   EXPECT_EQ(printPlan(r->finalPlan), "@half: fuse; @copy: restrict");
   EXPECT_NEAR(r->finalSpeedup, 1.2 * 1.1, 0.01);
   EXPECT_TRUE(r->best[0].inFinal);
   EXPECT_FALSE(r->best[1].inFinal);
   EXPECT_TRUE(r->best[2].inFinal);
+}
+
+namespace {
+/// A GPU on which a plan's worth depends on the others: twice's restrict is
+/// small alone (1.05x) and large beside copy's (1.6x together), as a host
+/// loop's plan is small beside slow kernels and large beside fast ones.
+class InteractingEvaluator : public VariantEvaluator {
+public:
+  std::vector<std::vector<std::string>> batches;
+  llvm::Expected<std::vector<Measurement>> evaluate(const std::vector<Candidate> &cs) override {
+    std::vector<Measurement> out;
+    batches.emplace_back();
+    for (const Candidate &c : cs) {
+      std::string plan = c.planText();
+      batches.back().push_back(plan);
+      bool twice = plan.find("@twice: restrict") != std::string::npos;
+      bool copy = plan.find("@copy: restrict") != std::string::npos;
+      double s = twice && copy ? 1.6 : twice ? 1.05 : 1.0;
+      if (plan.find("fuse") != std::string::npos)
+        s *= 1.2;
+      if (copy && !twice)
+        s *= 1.1;
+      Measurement r;
+      r.outcome = Outcome::Ok;
+      r.timed = true;
+      r.speedup = s;
+      r.lo = s * 0.98;
+      r.hi = s * 1.02;
+      r.faster = r.lo > 1.0;
+      out.push_back(r);
+    }
+    return out;
+  }
+  std::string gpuName() const override { return "Interacting GPU"; }
+};
+} // namespace
+
+TEST(Tuner, APlanLeftOutOfTheSurestCombinationGetsACombinationOfItsOwn) {
+  // Alone, half's fuse (1.2x) is surer than twice's restrict (1.05x), and
+  // the two do not combine; twice's restrict with copy's is 1.6x. The
+  // greedy combination (fuse, copy: 1.32x) loses to the one that starts
+  // from twice's plan, and the final plan and best choices are that one's.
+  RewriteInput in = input("tune-chain.cu");
+  llvm::Expected<TuneSpace> sp = collectTuneSpace(in);
+  ASSERT_TRUE(bool(sp)) << llvm::toString(sp.takeError());
+  OneStepStrategy st;
+  st.transformOf = {{"half", "fuse"}, {"twice", "restrict"}, {"copy", "restrict"}};
+  TuneOptions o;
+  o.budget = 8;
+  Tuner t(in, *sp, st, o);
+  InteractingEvaluator ev;
+  llvm::Expected<TuneResult> r = t.run(ev);
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  ASSERT_EQ(ev.batches.size(), 2u);
+  ASSERT_EQ(ev.batches.back().size(), 2u);
+  EXPECT_EQ(ev.batches.back()[0], "@half: fuse; @copy: restrict");
+  EXPECT_EQ(ev.batches.back()[1], "@twice: restrict; @copy: restrict");
+  EXPECT_EQ(printPlan(r->finalPlan), "@twice: restrict; @copy: restrict");
+  EXPECT_NEAR(r->finalSpeedup, 1.6, 0.01);
+  EXPECT_FALSE(r->best[0].inFinal);
+  EXPECT_TRUE(r->best[1].inFinal);
+  EXPECT_TRUE(r->best[2].inFinal);
+  // Measured once, each: asking again gives nothing new.
+  EXPECT_TRUE(t.combinations().empty());
 }
 
 // The split path's rounds: a combination measured in one round is the final
@@ -274,8 +341,10 @@ TEST(Tuner, ACombinationCountsWhileItsPartsAreTheBests) {
   t.absorb({cand(0, "v000", "@half: fuse"), cand(2, "v001", "@copy: restrict")},
            {faster(1.18), faster(1.08)});
   EXPECT_EQ(printPlan(t.summary().finalPlan), "@half: fuse");
-  std::optional<Candidate> c = t.combination();
-  ASSERT_TRUE(c.has_value());
+  std::vector<Candidate> cs = t.combinations();
+  ASSERT_EQ(cs.size(), 1u);
+  Candidate *c = &cs[0];
+  EXPECT_EQ(c->id, "combined");
   EXPECT_EQ(c->planText(), "@half: fuse; @copy: restrict");
   EXPECT_EQ(c->kernel, kCombination);
   EXPECT_NE(c->variant.source.find("cudal1-opt plan: @half: fuse; @copy: restrict"),
@@ -285,7 +354,7 @@ TEST(Tuner, ACombinationCountsWhileItsPartsAreTheBests) {
   EXPECT_EQ(printPlan(r.finalPlan), "@half: fuse; @copy: restrict");
   EXPECT_TRUE(r.best[0].inFinal);
   EXPECT_TRUE(r.best[2].inFinal);
-  EXPECT_FALSE(t.combination().has_value()); // measured already
+  EXPECT_TRUE(t.combinations().empty()); // measured already
   // A surer plan for copy: the measured combination is no longer what the
   // build would apply.
   t.absorb({cand(2, "v002", "@copy: restrict; " + otherCopyStep)}, {faster(1.15)});
@@ -293,9 +362,9 @@ TEST(Tuner, ACombinationCountsWhileItsPartsAreTheBests) {
   EXPECT_EQ(printPlan(r.finalPlan), "@half: fuse");
   EXPECT_TRUE(r.best[0].inFinal);
   EXPECT_FALSE(r.best[2].inFinal);
-  c = t.combination();
-  ASSERT_TRUE(c.has_value());
-  EXPECT_EQ(c->planText(), printPlan(plan("@half: fuse; @copy: restrict; " + otherCopyStep)));
+  cs = t.combinations();
+  ASSERT_EQ(cs.size(), 1u);
+  EXPECT_EQ(cs[0].planText(), printPlan(plan("@half: fuse; @copy: restrict; " + otherCopyStep)));
 }
 
 TEST(Tuner, WrongAndCrashingVariantsAreNeverChosen) {

@@ -52,11 +52,9 @@ size_t socketsIn(const std::string &dir) {
   return n;
 }
 
-/// Writes the stencil family's capture and sources into `dir`, and a
-/// manifest listing `variants` (manifest lines).
-void writeStencilBundle(const std::string &dir, const std::string &variants) {
-  // 1. A capture of one launch: n = 4096, R = 4, block 256.
-  const int n = 4096, R = 4;
+/// One captured launch of the stencil: n elements, R = 4, blocks of 256.
+CapturedLaunch stencilLaunch(int n) {
+  const int R = 4;
   std::vector<float> in(n), w(2 * R + 1), out(n);
   for (int i = 0; i < n; ++i)
     in[i] = i % 1024 == 0 ? 0.f : float((i * 37) % 101) / 101.f;
@@ -72,7 +70,7 @@ void writeStencilBundle(const std::string &dir, const std::string &variants) {
   }
   CapturedLaunch l;
   l.kernelKey = "stencil";
-  l.grid[0] = n / 256;
+  l.grid[0] = (n + 255) / 256;
   l.block[0] = 256;
   auto addAlloc = [&](const std::vector<float> &before, const std::vector<float> &after) {
     CapturedAlloc a;
@@ -98,8 +96,16 @@ void writeStencilBundle(const std::string &dir, const std::string &variants) {
     std::memcpy(a.bytes.data(), &v, 4);
     l.args.push_back(a);
   }
+  return l;
+}
+
+/// Writes the stencil family's capture (a launch per size in `sizes`) and
+/// sources into `dir`, and a manifest listing `variants` (manifest lines).
+void writeStencilBundle(const std::string &dir, const std::string &variants,
+                        const std::vector<int> &sizes = {4096}) {
   CaptureFile cf;
-  cf.launches.push_back(l);
+  for (int n : sizes)
+    cf.launches.push_back(stencilLaunch(n));
   ASSERT_TRUE(writeCaptureFile(dir + "/demo.capture", cf).ok());
   for (const char *t : {"original", "fast", "slow", "offbyone", "nan", "pastend", "memo", "lazy",
                         "illegal", "hang", "broken"})
@@ -178,6 +184,43 @@ void stencilFamily(bool keptWorkers) {
 } // namespace
 
 TEST(EvalFakeDriver, VerdictsOfTheStencilFamily) { stencilFamily(false); }
+
+// A variant's launch remap is applied to each captured launch on its own: a
+// kernel captured with two shapes (4096 and 1000 elements) keeps them.
+TEST(EvalFakeDriver, TheRemapIsAppliedToEachCapturedLaunch) {
+  char tmp[] = "/tmp/cudal1-fake-remap-test.XXXXXX";
+  ASSERT_NE(mkdtemp(tmp), nullptr);
+  std::string dir = tmp;
+  // per-launch: blocks of 128, 32 x 128 and 8 x 128, every element covered
+  // in both launches; one-config: one fixed configuration for both (all a
+  // variant line could say before remap=), the second launch's 8 x 128,
+  // too few threads for the first; halved: divide-x(2) on a kernel that
+  // was not coarsened, half the elements of each launch.
+  writeStencilBundle(dir,
+                     "variant per-launch original.cu remap=reshape(128)\n"
+                     "variant one-config original.cu grid=8 block=128\n"
+                     "variant halved original.cu remap=divide-x(2)\n",
+                     {4096, 1000});
+  ASSERT_FALSE(::testing::Test::HasFatalFailure());
+  std::string results = dir + "/results.txt";
+  ProcessResult p = runProcess({CUDAL1_EVAL_EXE, dir, "--window", "1", "-o", results}, 300,
+                               {fakeDriverEnv()});
+  ASSERT_TRUE(p.exited && p.exitCode == 0) << p.describe() << "\n" << p.output;
+  Expected<EvalResults> r = readResults(results);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  auto outcome = [&](const char *id) {
+    const VariantResult *v = r->find(id);
+    return v ? v->outcome : Outcome::NotRun;
+  };
+  EXPECT_EQ(outcome("original"), Outcome::Ok) << p.output;
+  EXPECT_EQ(outcome("per-launch"), Outcome::Ok) << p.output;
+  EXPECT_EQ(outcome("one-config"), Outcome::Wrong) << p.output;
+  EXPECT_EQ(outcome("halved"), Outcome::Wrong) << p.output;
+  if (!::testing::Test::HasFailure())
+    std::system(("rm -rf " + dir).c_str());
+  else
+    std::printf("kept %s\n", dir.c_str());
+}
 
 // Every fault ends its kept worker and the next request starts a fresh one:
 // the verdicts are those of a worker process per request.
