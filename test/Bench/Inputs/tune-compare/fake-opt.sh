@@ -3,11 +3,14 @@
 # `--judge auto` runs twice as fast (FAST marker), `--judge program` is the
 # original; it prints the summary lines bench/tune/compare reads.
 src=$1; shift
-out=; judge=; strategy=
+out=; judge=; strategy=; transforms=
 while [ $# -gt 0 ]; do
-  case $1 in -o) out=$2; shift;; --judge) judge=$2; shift;; --strategy) strategy=$2; shift;; --) break;; esac
+  case $1 in -o) out=$2; shift;; --judge) judge=$2; shift;; --strategy) strategy=$2; shift;;
+    --transforms=*) transforms=${1#--transforms=};; --) break;; esac
   shift
 done
+# What a configuration passed: the lit test reads it from the log.
+echo "fake-opt: judge=$judge transforms=${transforms:-all}"
 # The figure is the heuristic's: bench/tune/compare must say so.
 [ "$strategy" = heuristic ] || { echo "fake-opt: --strategy heuristic expected, got '$strategy'" >&2; exit 3; }
 if [ "$judge" = auto ]; then
