@@ -117,7 +117,7 @@ grep -q '^result v[0-9]* outcome=ok .*speedup=' "$kres" || fail "no variant was 
 # shapes remap to two configurations), verified against the reference, timed.
 grep -q "^kernel $key replay launches=\([2-9]\|[1-9][0-9]\)" "$b/kernels/status.txt" ||
   fail "sumSquares: fewer than two captured launches (the program launches it with two shapes)"
-launched=$(sed -n 's/^variant \([^ ]*\) .* launch=\([^ ]*\).*/\1/p' "$b/kernels/manifest.txt")
+launched=$(sed -n "s/^variant \([^ ]*\) kernel=$key .* launch=\([^ ]*\).*/\1/p" "$b/kernels/manifest.txt")
 [ -n "$launched" ] || fail "no launch-changing variant in the kernel part"
 for id in $launched; do
   if grep -q "^variant $id program" "$b/kernels/status.txt"; then
