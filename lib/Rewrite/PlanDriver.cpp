@@ -20,6 +20,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <thread>
@@ -225,13 +228,23 @@ std::vector<std::string> cudal1::planLinks(const Plan &plan) {
   return std::vector<std::string>(links.begin(), links.end());
 }
 
-llvm::Expected<std::string> cudal1::applyPlan(const RewriteInput &in, const Plan &plan,
-                                              ParsedUnit *parsedInput) {
-  std::string text = in.code;
-  mlir::MLIRContext mlir;
-  std::set<std::string> launchedInInput; ///< kernels the input launches
-  for (unsigned i = 0; i < plan.steps.size(); ++i) {
-    const PlanStep &step = plan.steps[i];
+namespace {
+
+/// Where the application of a plan stands after some of its steps: the
+/// source so far, and what the input launched (a later step may not target
+/// a kernel an earlier one took the launches of).
+struct PlanProgress {
+  std::string text;
+  std::set<std::string> launchedInInput;
+};
+
+/// Applies step i of a plan to `p` (its steps before i applied), re-parsing
+/// p.text first unless `parsedInput` (a parse of the input, step 0 only).
+llvm::Error applyStep(const RewriteInput &in, const PlanStep &step, unsigned i, PlanProgress &p,
+                      ParsedUnit *parsedInput, mlir::MLIRContext &mlir) {
+  std::string &text = p.text;
+  std::set<std::string> &launchedInInput = p.launchedInInput;
+  {
     const Transform *t = findTransform(step.transform);
     if (!t)
       return stepError(step, i, "unknown transform (see --list-transforms)");
@@ -308,6 +321,11 @@ llvm::Expected<std::string> cudal1::applyPlan(const RewriteInput &in, const Plan
     if (const clang::RewriteBuffer *buf = rewriter.getRewriteBufferFor(sm.getMainFileID()))
       text = std::string(buf->begin(), buf->end());
   }
+  return llvm::Error::success();
+}
+
+/// The variant source of a plan whose steps gave `text`.
+std::string planSource(const Plan &plan, const std::string &text) {
   // Libraries the variant must link are named on the first line too, for
   // whoever builds it (program bundles carry them as `link=NAME`).
   std::string links;
@@ -316,6 +334,56 @@ llvm::Expected<std::string> cudal1::applyPlan(const RewriteInput &in, const Plan
   return "/* cudal1-opt plan: " + printPlan(plan) + " */ " +
          (links.empty() ? "" : "/* cudal1 link:" + links + " */ ") + text;
 }
+
+} // namespace
+
+llvm::Expected<std::string> cudal1::applyPlan(const RewriteInput &in, const Plan &plan,
+                                              ParsedUnit *parsedInput) {
+  mlir::MLIRContext mlir;
+  PlanProgress p{in.code, {}};
+  for (unsigned i = 0; i < plan.steps.size(); ++i)
+    if (llvm::Error e = applyStep(in, plan.steps[i], i, p, i == 0 ? parsedInput : nullptr, mlir))
+      return std::move(e);
+  return planSource(plan, p.text);
+}
+
+struct cudal1::PlanPrefixCache::Entries {
+  std::mutex lock;
+  std::map<std::string, PlanProgress> after; ///< printPlan of a prefix -> its progress
+};
+
+cudal1::PlanPrefixCache::PlanPrefixCache() : entries(std::make_unique<Entries>()) {}
+cudal1::PlanPrefixCache::~PlanPrefixCache() = default;
+
+llvm::Expected<std::string> cudal1::applyPlan(const RewriteInput &in, const Plan &plan,
+                                              PlanPrefixCache &cache) {
+  // The longest prefix already applied (the plan itself not counted: its
+  // source needs its own first line), then the rest, each prefix kept.
+  auto key = [&](size_t n) {
+    return printPlan(Plan{std::vector<PlanStep>(plan.steps.begin(), plan.steps.begin() + n)});
+  };
+  PlanProgress p{in.code, {}};
+  size_t from = 0;
+  {
+    std::lock_guard<std::mutex> g(cache.entries->lock);
+    for (size_t n = plan.steps.size(); n-- > 1;)
+      if (auto it = cache.entries->after.find(key(n)); it != cache.entries->after.end()) {
+        p = it->second;
+        from = n;
+        break;
+      }
+  }
+  mlir::MLIRContext mlir;
+  for (size_t i = from; i < plan.steps.size(); ++i) {
+    if (llvm::Error e = applyStep(in, plan.steps[i], unsigned(i), p, nullptr, mlir))
+      return std::move(e);
+    std::lock_guard<std::mutex> g(cache.entries->lock);
+    cache.entries->after.emplace(key(i + 1), p);
+  }
+  return planSource(plan, p.text);
+}
+
+
 
 llvm::Expected<std::string> cudal1::derivePlan(const RewriteInput &input,
                                                const std::string &planText) {
@@ -328,7 +396,10 @@ llvm::Expected<std::string> cudal1::derivePlan(const RewriteInput &input,
 cudal1::PlanCombination
 cudal1::combinePlans(const RewriteInput &in, const std::vector<Plan> &plans,
                      const std::vector<double> &certainty,
-                     llvm::function_ref<void(size_t, llvm::Error)> rejected) {
+                     llvm::function_ref<void(size_t, llvm::Error)> rejected,
+                     PlanPrefixCache *cache) {
+  PlanPrefixCache own;
+  PlanPrefixCache &prefixes = cache ? *cache : own;
   std::vector<size_t> order(plans.size());
   for (size_t i = 0; i < order.size(); ++i)
     order[i] = i;
@@ -341,7 +412,7 @@ cudal1::combinePlans(const RewriteInput &in, const std::vector<Plan> &plans,
     Plan joined;
     for (size_t j : trial)
       joined.steps.insert(joined.steps.end(), plans[j].steps.begin(), plans[j].steps.end());
-    llvm::Expected<std::string> src = applyPlan(in, joined);
+    llvm::Expected<std::string> src = applyPlan(in, joined, prefixes);
     if (!src) {
       rejected(i, src.takeError());
       continue;

@@ -340,13 +340,17 @@ Tuner::combinations(const std::function<void(const std::string &)> &say) {
   };
   // The surest plans first...
   std::vector<size_t> left;
-  add(combinePlans(input, plans, certainty, [&](size_t i, llvm::Error e) {
+  PlanPrefixCache prefixes; // joinings of the same plans share prefixes
+  add(combinePlans(
+      input, plans, certainty,
+      [&](size_t i, llvm::Error e) {
     left.push_back(i);
     std::string why = llvm::toString(std::move(e));
     if (say)
       say("'" + printPlan(plans[i]) +
           "' does not combine with the surer plans: " + why.substr(0, why.find('\n')));
-  }));
+      },
+      &prefixes));
   // ...and, for each plan that did not combine with them, the combination
   // that starts from it. The certainties compare figures of different
   // judges (a kernel's own speedup by replay, a host plan's whole-program
@@ -354,7 +358,8 @@ Tuner::combinations(const std::function<void(const std::string &)> &say) {
   // launch overhead is small beside slow kernels and large beside fast
   // ones): the measurement of each combination as a whole program decides.
   // Each joining parses the source once per step tried (about 0.6 s a
-  // step here): the alternatives are derived at once, a thread each.
+  // step here): the alternatives are derived at once, a thread each, and
+  // every joining starts from the longest prefix any of them applied.
   if (left.size() > kMaxCombinations - 1)
     left.resize(kMaxCombinations - 1);
   std::vector<std::future<PlanCombination>> alternatives;
@@ -362,9 +367,12 @@ Tuner::combinations(const std::function<void(const std::string &)> &say) {
     alternatives.push_back(std::async(std::launch::async, [&, i] {
       std::vector<double> first = certainty;
       first[i] = std::numeric_limits<double>::infinity();
-      return combinePlans(input, plans, first, [](size_t, llvm::Error e) {
-        llvm::consumeError(std::move(e)); // said above, or a consequence of it
-      });
+      return combinePlans(
+          input, plans, first,
+          [](size_t, llvm::Error e) {
+            llvm::consumeError(std::move(e)); // said above, or a consequence of it
+          },
+          &prefixes);
     }));
   for (std::future<PlanCombination> &f : alternatives)
     add(f.get());

@@ -9,6 +9,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,28 @@ struct RewriteInput {
 llvm::Expected<std::string> applyPlan(const RewriteInput &in, const Plan &plan,
                                       ParsedUnit *parsedInput = nullptr);
 
+/// The sources after the prefixes of plans applied through it, so that
+/// plans sharing a prefix apply it once (combinePlans tries growing
+/// joinings of the same plans). Thread-safe; the same bytes as applyPlan.
+class PlanPrefixCache {
+public:
+  PlanPrefixCache();
+  ~PlanPrefixCache();
+  PlanPrefixCache(const PlanPrefixCache &) = delete;
+  PlanPrefixCache &operator=(const PlanPrefixCache &) = delete;
+
+private:
+  struct Entries;
+  std::unique_ptr<Entries> entries;
+  friend llvm::Expected<std::string> applyPlan(const RewriteInput &, const Plan &,
+                                               PlanPrefixCache &);
+};
+
+/// applyPlan, starting from the longest prefix of `plan` that `cache`
+/// holds and leaving every longer prefix in it.
+llvm::Expected<std::string> applyPlan(const RewriteInput &in, const Plan &plan,
+                                      PlanPrefixCache &cache);
+
 /// The variant source of a plan given as text (parsePlan, then applyPlan).
 llvm::Expected<std::string> derivePlan(const RewriteInput &input, const std::string &planText);
 
@@ -46,9 +69,11 @@ struct PlanCombination {
 /// are applied in the order given. `rejected` hears of each plan left out.
 /// The tuner and the plugin both combine this way, so that the build derives
 /// the very source that was measured.
+/// `cache`, when given, is shared with other joinings of the same plans.
 PlanCombination combinePlans(const RewriteInput &in, const std::vector<Plan> &plans,
                              const std::vector<double> &certainty,
-                             llvm::function_ref<void(size_t, llvm::Error)> rejected);
+                             llvm::function_ref<void(size_t, llvm::Error)> rejected,
+                             PlanPrefixCache *cache = nullptr);
 /// The same for plan texts (a database's best choices); one that does not
 /// parse is rejected alone.
 PlanCombination combinePlans(const RewriteInput &in, const std::vector<std::string> &plans,

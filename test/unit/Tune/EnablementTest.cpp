@@ -209,6 +209,39 @@ TEST(Enablement, ApplyPlansMatchesApplyPlanAcrossThreads) {
   }
 }
 
+// A prefix cache shared by plans that grow from one another (as
+// combinePlans' joinings do) gives every plan applyPlan's bytes or its
+// refusal, also when a plan's prefix was applied by an earlier one.
+TEST(Enablement, ThePrefixCacheGivesApplyPlansBytes) {
+  RewriteInput in = input(kChain);
+  llvm::Expected<TuneSpace> space = collectTuneSpace(in);
+  ASSERT_TRUE(bool(space)) << llvm::toString(space.takeError());
+  // addK's chain of 3 (three drop-syncs, then the fuse): every prefix,
+  // growing; the whole plan again (from the cache); and the fuse once more
+  // after it, refused at its last step (addK no longer runs).
+  const TuneKernel &add = space->kernels[kernelNamed(*space, "addK")];
+  ASSERT_GE(add.composed.size(), 2u);
+  std::vector<PlanStep> steps = add.composed[1].steps();
+  std::vector<Plan> plans;
+  for (size_t n = 1; n <= steps.size(); ++n)
+    plans.push_back(planOf(std::vector<PlanStep>(steps.begin(), steps.begin() + n)));
+  plans.push_back(planOf(steps));
+  std::vector<PlanStep> twice = steps;
+  twice.push_back(steps.back());
+  plans.push_back(Plan{twice});
+  PlanPrefixCache cache;
+  size_t refused = 0;
+  for (const Plan &p : plans) {
+    llvm::Expected<std::string> cached = applyPlan(in, p, cache);
+    llvm::Expected<std::string> fresh = applyPlan(in, p);
+    std::string got = cached ? *cached : "refused: " + llvm::toString(cached.takeError());
+    std::string want = fresh ? *fresh : "refused: " + llvm::toString(fresh.takeError());
+    refused += want.rfind("refused: ", 0) == 0;
+    EXPECT_EQ(got, want) << printPlan(p);
+  }
+  EXPECT_EQ(refused, 1u); // the second fuse
+}
+
 // The chain program: each kernel's fuse is a composed step of that kernel,
 // the loop's graph one of the host entry; a composed plan stays one part
 // of its kernel's (the build applies the drop-sync with the fuse). The
