@@ -208,22 +208,35 @@ public:
     return {};
   }
 };
+
+/// tune-chain.cu tuned one step per kernel (half: fuse; twice and copy:
+/// restrict) at budget 8; no tuner when its space cannot be collected.
+struct OneStepChain {
+  RewriteInput in = input("tune-chain.cu");
+  OneStepStrategy strategy;
+  std::unique_ptr<Tuner> tuner;
+  OneStepChain() {
+    llvm::Expected<TuneSpace> sp = collectTuneSpace(in);
+    if (!sp) {
+      ADD_FAILURE() << llvm::toString(sp.takeError());
+      return;
+    }
+    strategy.transformOf = {{"half", "fuse"}, {"twice", "restrict"}, {"copy", "restrict"}};
+    TuneOptions o;
+    o.budget = 8;
+    tuner = std::make_unique<Tuner>(in, *sp, strategy, o);
+  }
+};
 } // namespace
 
 TEST(Tuner, BestPlansThatDoNotCombineAreLeftOutOfTheCombination) {
   // Fusing half into twice takes twice's launch: twice's own best plan
   // cannot join, copy's can. The combination is half's and copy's, and
   // only those two become best choices.
-  RewriteInput in = input("tune-chain.cu");
-  llvm::Expected<TuneSpace> sp = collectTuneSpace(in);
-  ASSERT_TRUE(bool(sp)) << llvm::toString(sp.takeError());
-  OneStepStrategy st;
-  st.transformOf = {{"half", "fuse"}, {"twice", "restrict"}, {"copy", "restrict"}};
-  TuneOptions o;
-  o.budget = 8;
-  Tuner t(in, *sp, st, o);
+  OneStepChain chain;
+  ASSERT_TRUE(chain.tuner);
   ScriptedEvaluator ev;
-  llvm::Expected<TuneResult> r = t.run(ev);
+  llvm::Expected<TuneResult> r = chain.tuner->run(ev);
   ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
   ASSERT_EQ(r->best.size(), 3u);
   EXPECT_EQ(printPlan(r->best[0].plan), "@half: fuse");
@@ -283,16 +296,10 @@ TEST(Tuner, APlanLeftOutOfTheSurestCombinationGetsACombinationOfItsOwn) {
   // the two do not combine; twice's restrict with copy's is 1.6x. The
   // greedy combination (fuse, copy: 1.32x) loses to the one that starts
   // from twice's plan, and the final plan and best choices are that one's.
-  RewriteInput in = input("tune-chain.cu");
-  llvm::Expected<TuneSpace> sp = collectTuneSpace(in);
-  ASSERT_TRUE(bool(sp)) << llvm::toString(sp.takeError());
-  OneStepStrategy st;
-  st.transformOf = {{"half", "fuse"}, {"twice", "restrict"}, {"copy", "restrict"}};
-  TuneOptions o;
-  o.budget = 8;
-  Tuner t(in, *sp, st, o);
+  OneStepChain chain;
+  ASSERT_TRUE(chain.tuner);
   InteractingEvaluator ev;
-  llvm::Expected<TuneResult> r = t.run(ev);
+  llvm::Expected<TuneResult> r = chain.tuner->run(ev);
   ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
   ASSERT_EQ(ev.batches.size(), 2u);
   ASSERT_EQ(ev.batches.back().size(), 2u);
@@ -304,7 +311,7 @@ TEST(Tuner, APlanLeftOutOfTheSurestCombinationGetsACombinationOfItsOwn) {
   EXPECT_TRUE(r->best[1].inFinal);
   EXPECT_TRUE(r->best[2].inFinal);
   // Measured once, each: asking again gives nothing new.
-  EXPECT_TRUE(t.combinations().empty());
+  EXPECT_TRUE(chain.tuner->combinations().empty());
 }
 
 // The split path's rounds: a combination measured in one round is the final
