@@ -177,6 +177,33 @@ TuneResult Tuner::summary() const {
         b.judge = r.result.judge;
       }
     }
+    // A replayed best measured as a whole program beside close runners-up
+    // (programLevelBests' finalists): the surest of them as a program is
+    // the kernel's best, with its own replay figures. (A best not measured
+    // so yet keeps its place: a later round's finalists decide.)
+    if (!b.plan.steps.empty() && b.judge != Judge::Program) {
+      const TuneRecord *pick = nullptr;
+      bool bestMeasured = false;
+      for (const TuneRecord &r : result.records)
+        if (r.candidate.kernel == k && r.candidate.wholeProgram &&
+            r.result.judge == Judge::Program && r.result.outcome == Outcome::Ok) {
+          bestMeasured |= r.candidate.variant.plan == b.plan;
+          if (r.result.faster && (!pick || r.result.lo > pick->result.lo))
+            pick = &r;
+        }
+      if (bestMeasured && pick && !(pick->candidate.variant.plan == b.plan))
+        for (const TuneRecord &r : result.records)
+          if (r.candidate.kernel == k && !r.candidate.wholeProgram &&
+              r.candidate.variant.plan == pick->candidate.variant.plan &&
+              r.result.outcome == Outcome::Ok && r.result.faster) {
+            b.plan = r.candidate.variant.plan;
+            b.speedup = r.result.speedup;
+            b.lo = r.result.lo;
+            b.hi = r.result.hi;
+            b.judge = r.result.judge;
+            break;
+          }
+    }
     // Its whole-program figures: its own when it was judged so, else the
     // surest of its measurements as a whole program (Candidate::wholeProgram).
     if (!b.plan.steps.empty() && b.judge == Judge::Program) {
@@ -257,14 +284,72 @@ TuneResult Tuner::summary() const {
   return s;
 }
 
+std::vector<Candidate> Tuner::finalists(const TuneResult &s) {
+  // One kernel has a best, judged by replay: its final plan would stand on
+  // kernel-level figures, where a neighbour within a few percent may pay
+  // more as a program (the kernel's share, its caches beside the rest).
+  // The best and its closest runners-up are measured as whole programs.
+  std::vector<Candidate> out;
+  size_t k = 0;
+  while (k < s.best.size() && s.best[k].plan.steps.empty())
+    ++k;
+  if (k == s.best.size() || s.best[k].judge == Judge::Program)
+    return out;
+  const KernelBest &b = s.best[k];
+  std::vector<const TuneRecord *> close;
+  for (const TuneRecord &r : result.records)
+    if (r.candidate.kernel == k && !r.candidate.wholeProgram && r.result.outcome == Outcome::Ok &&
+        r.result.faster && r.result.judge == b.judge && r.result.lo >= kFinalistShare * b.lo)
+      close.push_back(&r);
+  std::stable_sort(close.begin(), close.end(), [](const TuneRecord *x, const TuneRecord *y) {
+    return x->result.lo > y->result.lo;
+  });
+  std::vector<Plan> chosen;
+  for (const TuneRecord *r : close) {
+    if (chosen.size() == kMaxFinalists)
+      break;
+    const Plan &p = r->candidate.variant.plan;
+    if (std::find(chosen.begin(), chosen.end(), p) != chosen.end())
+      continue;
+    chosen.push_back(p);
+  }
+  if (chosen.size() < 2)
+    return out; // no runner-up: the reproducibility check measures the best
+  for (const Plan &p : chosen) {
+    bool measured = false;
+    for (const TuneRecord &r : result.records)
+      measured |= r.candidate.kernel == k && r.candidate.wholeProgram &&
+                  r.candidate.variant.plan == p;
+    if (measured)
+      continue;
+    const TuneRecord *rec = nullptr;
+    for (const TuneRecord *r : close)
+      if (!rec && r->candidate.variant.plan == p)
+        rec = r;
+    llvm::Expected<Variant> v = deriveVariant(input, p);
+    if (!v) {
+      llvm::consumeError(v.takeError()); // it derived when it was measured
+      continue;
+    }
+    Candidate c = rec->candidate;
+    c.id = "whole-" + rec->candidate.id;
+    c.variant = std::move(*v);
+    c.wholeProgram = true;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 std::vector<Candidate> Tuner::programLevelBests() {
   TuneResult s = summary();
   size_t withBest = 0;
   for (const KernelBest &b : s.best)
     withBest += !b.plan.steps.empty();
   std::vector<Candidate> out;
+  if (withBest == 1)
+    return finalists(s);
   if (withBest < 2)
-    return out; // one kernel: nothing to compare across levels
+    return out;
   for (size_t k = 0; k < s.best.size(); ++k) {
     const KernelBest &b = s.best[k];
     if (b.plan.steps.empty() || b.judge == Judge::Program)

@@ -28,6 +28,11 @@ constexpr size_t kCombination = kNoKernel;
 /// At most this many combinations of the kernels' bests are measured per
 /// round (Tuner::combinations).
 constexpr size_t kMaxCombinations = 3;
+/// With one kernel tuned by replay, its best and the runners-up whose lower
+/// end is at least kFinalistShare of the best's, at most kMaxFinalists in
+/// all, are measured as whole programs (Tuner::programLevelBests).
+constexpr size_t kMaxFinalists = 3;
+constexpr double kFinalistShare = 0.95;
 
 /// A plan and the source it derives: what is built and measured. The plan
 /// travels as data beside the source, never inside it.
@@ -169,7 +174,10 @@ public:
   /// The kernels' best plans judged by replay, as whole-program candidates
   /// (Candidate::wholeProgram) where at least two kernels have a best and
   /// the plan was not measured as a whole program yet: what the final
-  /// choice needs to compare a combination with single plans.
+  /// choice needs to compare a combination with single plans. Where one
+  /// kernel has a best, judged by replay, and close runners-up: the
+  /// finalists, which the kernel's best is then chosen from by their
+  /// whole-program figures (summary()).
   std::vector<Candidate> programLevelBests();
   /// The kernels' current best plans together, as candidates measured as
   /// whole programs (the split path puts them in its next bundle): the
@@ -188,6 +196,9 @@ public:
   const KernelState &state(size_t k) const { return states[k]; }
 
 private:
+  /// programLevelBests' single-kernel case: the finalists of the one
+  /// kernel with a best in `s`.
+  std::vector<Candidate> finalists(const TuneResult &s);
   RewriteInput input;
   TuneSpace space;
   SearchStrategy &strategy;

@@ -611,6 +611,88 @@ TEST(Tuner, ALoneReplayedPlanKeepsItsKernelLevelFigures) {
   EXPECT_NEAR(r->finalSpeedup, 30, 1e-9);
 }
 
+namespace {
+/// Proposes the given plans for kernel "sum", those not tried yet.
+class FixedPlansStrategy : public SearchStrategy {
+public:
+  std::vector<std::string> plans;
+  const char *name() const override { return "fixed"; }
+  std::vector<Proposal> propose(const KernelState &k, unsigned) override {
+    std::vector<Proposal> out;
+    if (k.name == "sum")
+      for (const std::string &p : plans)
+        if (!k.tried.count(planText(plan(p).steps)))
+          out.push_back(Proposal{plan(p).steps});
+    return out;
+  }
+};
+
+/// Replay ranks warp-reduce (30x) just above warp-reduce with restrict
+/// (29.5x, within 5%) and far above restrict (1.5x); as whole programs the
+/// order of the first two turns (1.3x against 1.4x).
+class CloseFinalistsEvaluator : public VariantEvaluator {
+public:
+  std::vector<std::vector<std::string>> batches;
+  llvm::Expected<std::vector<Measurement>> evaluate(const std::vector<Candidate> &cs) override {
+    std::vector<Measurement> out;
+    batches.emplace_back();
+    for (const Candidate &c : cs) {
+      std::string plan = c.planText();
+      bool program = c.wholeProgram || c.kernel == kCombination;
+      batches.back().push_back((program ? "program: " : "replay: ") + plan);
+      bool warp = plan.find("warp-reduce") != std::string::npos;
+      bool restrict = plan.find("restrict") != std::string::npos;
+      double s = program ? (warp && restrict ? 1.4 : warp ? 1.3 : 1.02)
+                         : (warp && restrict ? 29.5 : warp ? 30.0 : 1.5);
+      Measurement r;
+      r.outcome = Outcome::Ok;
+      r.judge = program ? Judge::Program : Judge::ReplayReference;
+      r.timed = r.faster = true;
+      r.speedup = s;
+      r.lo = s * 0.99;
+      r.hi = s * 1.01;
+      out.push_back(r);
+    }
+    return out;
+  }
+  std::string gpuName() const override { return "Scripted GPU"; }
+};
+} // namespace
+
+// One kernel tuned by replay, with a runner-up within 5% of its best: both
+// are measured as whole programs, and the one that pays more there is the
+// kernel's best and the final plan, on its whole-program figures (the plan
+// far behind is not measured again).
+TEST(Tuner, CloseReplayedPlansAreDecidedAsWholePrograms) {
+  FixedPlansStrategy st;
+  st.plans = {"@sum: warp-reduce", "@sum: warp-reduce; @sum: restrict", "@sum: restrict"};
+  TuneOptions o;
+  o.budget = 3;
+  Tuner t(input(), space(), st, o);
+  CloseFinalistsEvaluator ev;
+  llvm::Expected<TuneResult> r = t.run(ev);
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  std::string seen;
+  for (const auto &b : ev.batches)
+    for (const std::string &p : b)
+      seen += p + "\n";
+  ASSERT_EQ(ev.batches.size(), 2u) << seen;
+  ASSERT_EQ(ev.batches.back().size(), 2u);
+  EXPECT_EQ(ev.batches.back()[0], "program: @sum: warp-reduce");
+  EXPECT_EQ(ev.batches.back()[1], "program: @sum: warp-reduce; restrict");
+  EXPECT_EQ(printPlan(r->finalPlan), "@sum: warp-reduce; restrict");
+  EXPECT_EQ(r->finalJudge, Judge::Program);
+  EXPECT_NEAR(r->finalSpeedup, 1.4, 1e-9);
+  const KernelBest &sum = r->best[1];
+  EXPECT_EQ(printPlan(sum.plan), "@sum: warp-reduce; restrict");
+  EXPECT_EQ(sum.judge, Judge::ReplayReference); // its own replay figures
+  EXPECT_NEAR(sum.speedup, 29.5, 1e-9);
+  EXPECT_TRUE(sum.haveProgram);
+  EXPECT_NEAR(sum.programSpeedup, 1.4, 1e-9);
+  EXPECT_TRUE(sum.inFinal);
+  EXPECT_EQ(sum.tried, 3u); // the whole-program measurements are not more plans
+}
+
 TEST(Tuner, VariantIdsParseWithoutOverflow) {
   EXPECT_EQ(variantNumber("v003"), std::optional<unsigned>(3));
   EXPECT_EQ(variantNumber("v4294967294"), std::optional<unsigned>(4294967294u));
