@@ -383,8 +383,6 @@ llvm::Expected<std::string> cudal1::applyPlan(const RewriteInput &in, const Plan
   return planSource(plan, p.text);
 }
 
-
-
 llvm::Expected<std::string> cudal1::derivePlan(const RewriteInput &input,
                                                const std::string &planText) {
   llvm::Expected<Plan> plan = parsePlan(planText);
@@ -393,11 +391,10 @@ llvm::Expected<std::string> cudal1::derivePlan(const RewriteInput &input,
   return applyPlan(input, *plan);
 }
 
-cudal1::PlanCombination
-cudal1::combinePlans(const RewriteInput &in, const std::vector<Plan> &plans,
-                     const std::vector<double> &certainty,
-                     llvm::function_ref<void(size_t, llvm::Error)> rejected,
-                     PlanPrefixCache *cache) {
+cudal1::PlanCombination cudal1::combinePlans(const RewriteInput &in, const std::vector<Plan> &plans,
+                                             const std::vector<double> &certainty,
+                                             llvm::function_ref<void(size_t, llvm::Error)> rejected,
+                                             PlanPrefixCache *cache) {
   PlanPrefixCache own;
   PlanPrefixCache &prefixes = cache ? *cache : own;
   std::vector<size_t> order(plans.size());

@@ -318,8 +318,8 @@ std::vector<Candidate> Tuner::finalists(const TuneResult &s) {
   for (const Plan &p : chosen) {
     bool measured = false;
     for (const TuneRecord &r : result.records)
-      measured |= r.candidate.kernel == k && r.candidate.wholeProgram &&
-                  r.candidate.variant.plan == p;
+      measured |=
+          r.candidate.kernel == k && r.candidate.wholeProgram && r.candidate.variant.plan == p;
     if (measured)
       continue;
     const TuneRecord *rec = nullptr;
@@ -388,8 +388,7 @@ std::optional<unsigned> variantNumber(llvm::StringRef id) {
   return n;
 }
 
-std::vector<Candidate>
-Tuner::combinations(const std::function<void(const std::string &)> &say) {
+std::vector<Candidate> Tuner::combinations(const std::function<void(const std::string &)> &say) {
   // In the space's order (source order, host code last), as --apply and
   // the plugin apply a file's best choices.
   TuneResult s = summary();
@@ -405,8 +404,7 @@ Tuner::combinations(const std::function<void(const std::string &)> &say) {
     return out;
   std::vector<std::vector<size_t>> tried;
   auto add = [&](const PlanCombination &joined) {
-    if (joined.kept.size() < 2 ||
-        std::find(tried.begin(), tried.end(), joined.kept) != tried.end())
+    if (joined.kept.size() < 2 || std::find(tried.begin(), tried.end(), joined.kept) != tried.end())
       return;
     tried.push_back(joined.kept);
     Candidate c;
@@ -429,11 +427,11 @@ Tuner::combinations(const std::function<void(const std::string &)> &say) {
   add(combinePlans(
       input, plans, certainty,
       [&](size_t i, llvm::Error e) {
-    left.push_back(i);
-    std::string why = llvm::toString(std::move(e));
-    if (say)
-      say("'" + printPlan(plans[i]) +
-          "' does not combine with the surer plans: " + why.substr(0, why.find('\n')));
+        left.push_back(i);
+        std::string why = llvm::toString(std::move(e));
+        if (say)
+          say("'" + printPlan(plans[i]) +
+              "' does not combine with the surer plans: " + why.substr(0, why.find('\n')));
       },
       &prefixes));
   // ...and, for each plan that did not combine with them, the combination
@@ -506,8 +504,8 @@ llvm::Expected<TuneResult> Tuner::run(VariantEvaluator &ev) {
       size_t combined = batch.size() - singles;
       say(std::string("measuring as whole programs: ") +
           (combined == 1 ? "the combination of the kernels' best plans"
-           : combined  ? std::to_string(combined) + " combinations of the kernels' best plans"
-                       : "") +
+           : combined    ? std::to_string(combined) + " combinations of the kernels' best plans"
+                         : "") +
           (combined && singles ? " and " : "") +
           (singles ? std::to_string(singles) + " best plan(s) judged by replay" : ""));
       llvm::Expected<std::vector<Measurement>> res = ev.evaluate(batch);

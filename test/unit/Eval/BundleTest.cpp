@@ -95,8 +95,9 @@ TEST(Bundle, RejectsBadManifests) {
   EXPECT_NE(errorOf(base + "variant a a.cu grid=0\n").find("bad grid"), std::string::npos);
   EXPECT_NE(errorOf(base + "variant a a.cu remap=reshape(0)\n").find("bad remap"),
             std::string::npos);
-  EXPECT_NE(errorOf(base + "variant a a.cu remap=divide-x(2) block=64\n").find("exclude each other"),
-            std::string::npos);
+  EXPECT_NE(
+      errorOf(base + "variant a a.cu remap=divide-x(2) block=64\n").find("exclude each other"),
+      std::string::npos);
   EXPECT_NE(errorOf(base + "variant a a.cu color=red\n").find("unknown key"), std::string::npos);
   EXPECT_NE(
       errorOf("cudal1-bundle 1\nkernel-key k\nargs i32\ncapture c\n").find("missing 'original'"),

@@ -642,8 +642,12 @@ public:
       batches.back().push_back((program ? "program: " : "replay: ") + plan);
       bool warp = plan.find("warp-reduce") != std::string::npos;
       bool restrict = plan.find("restrict") != std::string::npos;
-      double s = program ? (warp && restrict ? 1.4 : warp ? 1.3 : 1.02)
-                         : (warp && restrict ? 29.5 : warp ? 30.0 : 1.5);
+      double s = program ? (warp &&restrict ? 1.4
+                            : warp          ? 1.3
+                                            : 1.02)
+                         : (warp &&restrict ? 29.5
+                            : warp          ? 30.0
+                                            : 1.5);
       Measurement r;
       r.outcome = Outcome::Ok;
       r.judge = program ? Judge::Program : Judge::ReplayReference;

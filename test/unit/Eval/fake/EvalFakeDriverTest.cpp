@@ -203,8 +203,8 @@ TEST(EvalFakeDriver, TheRemapIsAppliedToEachCapturedLaunch) {
                      {4096, 1000});
   ASSERT_FALSE(::testing::Test::HasFatalFailure());
   std::string results = dir + "/results.txt";
-  ProcessResult p = runProcess({CUDAL1_EVAL_EXE, dir, "--window", "1", "-o", results}, 300,
-                               {fakeDriverEnv()});
+  ProcessResult p =
+      runProcess({CUDAL1_EVAL_EXE, dir, "--window", "1", "-o", results}, 300, {fakeDriverEnv()});
   ASSERT_TRUE(p.exited && p.exitCode == 0) << p.describe() << "\n" << p.output;
   Expected<EvalResults> r = readResults(results);
   ASSERT_TRUE(r.ok()) << r.error().message();
