@@ -211,8 +211,26 @@ const VarSet &cudal1::freshAllocations(TransformContext &ctx, const FunctionDecl
   return it->second;
 }
 
+namespace {
+std::string computeLaunchConflict(TransformContext &ctx, unsigned a, unsigned b,
+                                  const VarSet &fresh, bool sameThreadOk);
+} // namespace
+
 std::string cudal1::launchConflict(TransformContext &ctx, unsigned a, unsigned b,
                                    const VarSet &fresh, bool sameThreadOk) {
+  auto key =
+      std::make_tuple(a, b, sameThreadOk, std::vector<const VarDecl *>(fresh.begin(), fresh.end()));
+  auto it = ctx.launchConflictOf.find(key);
+  if (it == ctx.launchConflictOf.end())
+    it = ctx.launchConflictOf
+             .emplace(std::move(key), computeLaunchConflict(ctx, a, b, fresh, sameThreadOk))
+             .first;
+  return it->second;
+}
+
+namespace {
+std::string computeLaunchConflict(TransformContext &ctx, unsigned a, unsigned b,
+                                  const VarSet &fresh, bool sameThreadOk) {
   const ProgramModel &m = ctx.model();
   const LaunchSite &la = m.launches[a], &lb = m.launches[b];
   const Kernel &ka = m.kernels[la.kernelIndex], &kb = m.kernels[lb.kernelIndex];
@@ -262,6 +280,7 @@ std::string cudal1::launchConflict(TransformContext &ctx, unsigned a, unsigned b
              toString(bd.result) + (bd.detail.empty() ? "" : ": " + bd.detail) + ")";
   return "";
 }
+} // namespace
 
 FollowingLaunches cudal1::followingLaunches(
     TransformContext &ctx, const CompoundStmt *block, const Stmt *from,

@@ -18,6 +18,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace clang {
@@ -79,6 +80,11 @@ public:
   /// does not change while the context lives (edits are text).
   std::optional<std::map<const clang::FunctionDecl *, std::string>> outsideReferences;
   std::map<const clang::FunctionDecl *, std::set<const clang::VarDecl *>> freshAllocationsOf;
+  /// launchConflict's answers (HostCode), by launches, fresh allocations
+  /// and sameThreadOk: fuse's chains ask each pair of up to 8 launches again
+  /// from every launch of the run (61% of --list-transforms on 300 kernels).
+  std::map<std::tuple<unsigned, unsigned, bool, std::vector<const clang::VarDecl *>>, std::string>
+      launchConflictOf;
 
 private:
   void insertAtLineStart(clang::SourceLocation at, const std::string &text);
