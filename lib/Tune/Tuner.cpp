@@ -304,40 +304,36 @@ std::vector<Candidate> Tuner::finalists(const TuneResult &s) {
   std::stable_sort(close.begin(), close.end(), [](const TuneRecord *x, const TuneRecord *y) {
     return x->result.lo > y->result.lo;
   });
-  std::vector<Plan> chosen;
-  for (const TuneRecord *r : close) {
-    if (chosen.size() == kMaxFinalists)
-      break;
-    const Plan &p = r->candidate.variant.plan;
-    if (std::find(chosen.begin(), chosen.end(), p) != chosen.end())
-      continue;
-    chosen.push_back(p);
-  }
+  std::vector<const TuneRecord *> chosen; // distinct plans, surest first
+  for (const TuneRecord *r : close)
+    if (chosen.size() < kMaxFinalists &&
+        std::none_of(chosen.begin(), chosen.end(), [&](const TuneRecord *c) {
+          return c->candidate.variant.plan == r->candidate.variant.plan;
+        }))
+      chosen.push_back(r);
   if (chosen.size() < 2)
     return out; // no runner-up: the reproducibility check measures the best
-  for (const Plan &p : chosen) {
-    bool measured = false;
-    for (const TuneRecord &r : result.records)
-      measured |=
-          r.candidate.kernel == k && r.candidate.wholeProgram && r.candidate.variant.plan == p;
-    if (measured)
-      continue;
-    const TuneRecord *rec = nullptr;
-    for (const TuneRecord *r : close)
-      if (!rec && r->candidate.variant.plan == p)
-        rec = r;
-    llvm::Expected<Variant> v = deriveVariant(input, p);
-    if (!v) {
-      llvm::consumeError(v.takeError()); // it derived when it was measured
-      continue;
-    }
-    Candidate c = rec->candidate;
-    c.id = "whole-" + rec->candidate.id;
-    c.variant = std::move(*v);
-    c.wholeProgram = true;
-    out.push_back(std::move(c));
-  }
+  for (const TuneRecord *r : chosen)
+    addWholeProgram(*r, out);
   return out;
+}
+
+void Tuner::addWholeProgram(const TuneRecord &replayed, std::vector<Candidate> &out) {
+  const Candidate &of = replayed.candidate;
+  for (const TuneRecord &r : result.records)
+    if (r.candidate.kernel == of.kernel && r.candidate.wholeProgram &&
+        r.candidate.variant.plan == of.variant.plan)
+      return; // measured so already
+  llvm::Expected<Variant> v = deriveVariant(input, of.variant.plan);
+  if (!v) {
+    llvm::consumeError(v.takeError()); // it derived when it was measured
+    return;
+  }
+  Candidate c = of;
+  c.id = "whole-" + of.id;
+  c.variant = std::move(*v);
+  c.wholeProgram = true;
+  out.push_back(std::move(c));
 }
 
 std::vector<Candidate> Tuner::programLevelBests() {
@@ -355,25 +351,12 @@ std::vector<Candidate> Tuner::programLevelBests() {
     if (b.plan.steps.empty() || b.judge == Judge::Program)
       continue;
     const TuneRecord *best = nullptr;
-    bool measured = false;
     for (const TuneRecord &r : result.records)
-      if (r.candidate.kernel == k && r.candidate.variant.plan == b.plan) {
-        measured |= r.candidate.wholeProgram;
-        if (!r.candidate.wholeProgram)
-          best = &r;
-      }
-    if (measured || !best)
-      continue;
-    llvm::Expected<Variant> v = deriveVariant(input, b.plan);
-    if (!v) {
-      llvm::consumeError(v.takeError()); // it derived when it was measured
-      continue;
-    }
-    Candidate c = best->candidate;
-    c.id = "whole-" + best->candidate.id;
-    c.variant = std::move(*v);
-    c.wholeProgram = true;
-    out.push_back(std::move(c));
+      if (r.candidate.kernel == k && !r.candidate.wholeProgram &&
+          r.candidate.variant.plan == b.plan)
+        best = &r;
+    if (best)
+      addWholeProgram(*best, out);
   }
   return out;
 }

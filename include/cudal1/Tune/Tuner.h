@@ -199,6 +199,9 @@ private:
   /// programLevelBests' single-kernel case: the finalists of the one
   /// kernel with a best in `s`.
   std::vector<Candidate> finalists(const TuneResult &s);
+  /// A replayed plan measured once more as a whole program (`whole-ID`),
+  /// appended to `out` unless it was measured so already.
+  void addWholeProgram(const TuneRecord &replayed, std::vector<Candidate> &out);
   RewriteInput input;
   TuneSpace space;
   SearchStrategy &strategy;
