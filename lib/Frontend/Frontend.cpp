@@ -3,6 +3,7 @@
 // synchronizations and copies.
 #include "cudal1/Frontend/Frontend.h"
 #include "KernelScanner.h"
+#include "SharedPreamble.h"
 #include "cudal1/Analysis/AffineIndex.h"
 #include "cudal1/Frontend/ParsedUnit.h"
 
@@ -668,6 +669,10 @@ const MemAccess *ParsedUnit::accessOf(unsigned kernel, const Expr *e) const {
   return accessOf(kernel, e, AccessKind::Write);
 }
 
+SourcePos ParsedUnit::positionOf(SourceLocation loc) {
+  return frontend::position(ast().getSourceManager(), loc);
+}
+
 llvm::Expected<std::unique_ptr<ParsedUnit>>
 ParsedUnit::parse(const std::string &file, const std::string &code,
                   const std::vector<std::string> &args) {
@@ -709,9 +714,9 @@ ParsedUnit::parseText(const std::string &file, const std::string &code,
   auto diags = std::make_unique<ParseDiagnostics>(quietParses);
   ParseDiagnostics &seen = *diags;
   u->diagnostics = std::move(diags);
-  u->unit = tooling::buildASTFromCodeWithArgs(
-      code, args, file, "cudal1", std::make_shared<PCHContainerOperations>(),
-      tooling::getClangStripDependencyFileAdjuster(), tooling::FileContentMappings(), &seen);
+  SharedPreambleParse parsed = parseWithSharedPreamble(code, args, file, &seen);
+  u->parseInputs = std::move(parsed.keepAlive);
+  u->unit = std::move(parsed.unit);
   if (seen.argumentErrors)
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),

@@ -18,6 +18,9 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSet.h"
 
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
 #include <functional>
 
 using namespace clang;
@@ -29,10 +32,20 @@ SourcePos position(const SourceManager &sm, SourceLocation loc) {
   SourcePos p;
   if (loc.isInvalid())
     return p;
-  PresumedLoc pl = sm.getPresumedLoc(sm.getFileLoc(loc));
+  SourceLocation fileLoc = sm.getFileLoc(loc);
+  PresumedLoc pl = sm.getPresumedLoc(fileLoc);
   if (pl.isInvalid())
     return p;
   p.file = pl.getFilename();
+  // Another file than the one parsed (a header) by its absolute path: a
+  // parse that loads the headers from a shared precompiled preamble
+  // (SharedPreamble.h) knows them only so, and every parse must agree.
+  if (sm.getFileID(fileLoc) != sm.getMainFileID() && !p.file.empty()) {
+    llvm::SmallString<256> abs(p.file);
+    llvm::sys::fs::make_absolute(abs);
+    llvm::sys::path::remove_dots(abs, /*remove_dot_dot=*/true);
+    p.file = std::string(abs);
+  }
   p.line = pl.getLine();
   p.col = pl.getColumn();
   return p;

@@ -15,7 +15,9 @@
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
 #include "clang/Rewrite/Core/Rewriter.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -136,8 +138,15 @@ std::string outsideMainFile(ParsedUnit &unit, Target t) {
   };
   auto header = [&](const std::string &file) {
     // A .cu that was not inlined says why.
+    // Positions name headers by absolute path (ParsedUnit::positionOf).
+    auto absolute = [](llvm::StringRef p) {
+      llvm::SmallString<256> a(p);
+      llvm::sys::fs::make_absolute(a);
+      llvm::sys::path::remove_dots(a, /*remove_dot_dot=*/true);
+      return std::string(a);
+    };
     for (const NotInlined &n : unit.notInlinedSources())
-      if (n.path == file)
+      if (n.path == file || absolute(n.path) == absolute(file))
         return ", an included .cu file that is not inlined: " + n.why +
                "; cudal1 rewrites only the file it is given and the .cu files inlined into it";
     return std::string(" (a header); cudal1 rewrites only the file it is given");
@@ -176,11 +185,10 @@ std::vector<LegalLoop> fixedLoops(ParsedUnit &unit, unsigned k) {
       ll.notRewritable = "in " + l.pos.file + " (a header)";
     } else if (at.isMacroID()) {
       llvm::StringRef macro = clang::Lexer::getImmediateMacroName(at, sm, unit.ast().getLangOpts());
-      clang::PresumedLoc spelled = sm.getPresumedLoc(sm.getSpellingLoc(at));
+      SourcePos spelled = unit.positionOf(sm.getSpellingLoc(at));
       ll.notRewritable = "written by macro " + macro.str();
-      if (spelled.isValid())
-        ll.notRewritable += " (" + std::string(spelled.getFilename()) + ":" +
-                            std::to_string(spelled.getLine()) + ")";
+      if (!spelled.file.empty())
+        ll.notRewritable += " (" + spelled.file + ":" + std::to_string(spelled.line) + ")";
       ll.notRewritable += "; cudal1 does not edit macro expansions";
     } else {
       continue;

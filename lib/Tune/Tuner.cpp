@@ -132,7 +132,10 @@ void Tuner::absorb(const std::vector<Candidate> &cands, const std::vector<Measur
       nextId = std::max(nextId, *n + 1);
     TuneRecord r;
     r.candidate = cands[i];
-    r.candidate.variant.source.clear();
+    // A verified, faster variant may be measured again as a whole program
+    // (addWholeProgram): its source is kept, the others' dropped.
+    if (results[i].outcome != Outcome::Ok || !results[i].faster)
+      r.candidate.variant.source.clear();
     r.result = results[i];
     r.round = result.rounds;
     result.records.push_back(r);
@@ -324,14 +327,16 @@ void Tuner::addWholeProgram(const TuneRecord &replayed, std::vector<Candidate> &
     if (r.candidate.kernel == of.kernel && r.candidate.wholeProgram &&
         r.candidate.variant.plan == of.variant.plan)
       return; // measured so already
-  llvm::Expected<Variant> v = deriveVariant(input, of.variant.plan);
-  if (!v) {
-    llvm::consumeError(v.takeError()); // it derived when it was measured
-    return;
-  }
   Candidate c = of;
+  if (c.variant.source.empty()) {
+    llvm::Expected<Variant> v = deriveVariant(input, of.variant.plan);
+    if (!v) {
+      llvm::consumeError(v.takeError()); // it derived when it was measured
+      return;
+    }
+    c.variant = std::move(*v);
+  }
   c.id = "whole-" + of.id;
-  c.variant = std::move(*v);
   c.wholeProgram = true;
   out.push_back(std::move(c));
 }

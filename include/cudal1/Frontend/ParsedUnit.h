@@ -7,6 +7,7 @@
 #include "cudal1/Frontend/IncludedSources.h"
 #include "cudal1/Frontend/ProgramModel.h"
 
+#include "clang/Basic/SourceLocation.h"
 #include "llvm/Support/Error.h"
 
 #include <memory>
@@ -60,6 +61,8 @@ public:
 
   const ProgramModel &model() const { return programModel; }
   clang::ASTContext &ast();
+  /// A location as the model gives positions (a header by its absolute path).
+  SourcePos positionOf(clang::SourceLocation loc);
   const std::string &code() const { return source; }
   /// The .cu files code() has inlined, and the .cu includes it left alone
   /// with the reason (IncludedSources.h).
@@ -105,6 +108,9 @@ private:
   parseText(const std::string &file, const std::string &code, const std::vector<std::string> &args);
   /// The unit's diagnostic consumer, which must outlive it (declared first).
   std::unique_ptr<clang::DiagnosticConsumer> diagnostics;
+  /// What the unit reads from while it lives (the shared preamble's PCH,
+  /// lib/Frontend/SharedPreamble.h); declared before it, so it outlives it.
+  std::shared_ptr<const void> parseInputs;
   std::unique_ptr<clang::ASTUnit> unit;
   std::string source;
   std::vector<InlinedSource> inlined;
