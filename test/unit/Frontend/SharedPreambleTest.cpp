@@ -10,6 +10,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
+#include <future>
 #include <gtest/gtest.h>
 
 using namespace cudal1;
@@ -101,6 +102,38 @@ TEST(SharedPreambleTest, ParsesAfterTheFirstReuseItAndSeeWhatAFullParseSees) {
   EXPECT_EQ(describe(*a), describe(*fullA));
   EXPECT_EQ(describe(*b), describe(*fullB));
   EXPECT_NE(describe(*a).find("prog.cu:4:"), std::string::npos) << describe(*a);
+}
+
+// The tuner derives a round's variants in threads: parses of one file at
+// once share one preamble, built once, and each sees its own code.
+TEST(SharedPreambleTest, ParsesInThreadsShareOnePreamble) {
+  TempDir dir;
+  dir.file("width.h", kHeader);
+  std::string file = dir.path + "/prog.cu";
+  auto body = [](int k) {
+    return program("  int i = threadIdx.x;\n  if (i < n) a[i + " + std::to_string(k) +
+                   "] = WIDTH;\n");
+  };
+  SharedPreambleStats before = sharedPreambleStats();
+  constexpr int kThreads = 6;
+  std::vector<std::future<std::string>> parses;
+  for (int k = 0; k < kThreads; ++k)
+    parses.push_back(std::async(std::launch::async, [&, k] {
+      auto u = parse(file, body(k));
+      return u ? describe(*u) : std::string("failed");
+    }));
+  std::vector<std::string> got;
+  for (auto &p : parses)
+    got.push_back(p.get());
+  SharedPreambleStats after = sharedPreambleStats();
+  EXPECT_LE(after.built - before.built, 1u);
+  setenv("CUDAL1_PREAMBLE", "0", 1);
+  for (int k = 0; k < kThreads; ++k) {
+    auto full = parse(file, body(k));
+    ASSERT_TRUE(full);
+    EXPECT_EQ(got[k], describe(*full)) << "thread " << k;
+  }
+  unsetenv("CUDAL1_PREAMBLE");
 }
 
 TEST(SharedPreambleTest, AnErrorInAnIncludedHeaderFailsTheParse) {
