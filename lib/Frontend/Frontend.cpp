@@ -541,12 +541,16 @@ std::string absolutePath(llvm::StringRef file) {
   llvm::SmallString<256> p;
   if (!llvm::sys::fs::real_path(file, p))
     return std::string(p);
-  p = file;
+  return absoluteLexicalPath(file);
+}
+} // namespace
+
+std::string cudal1::absoluteLexicalPath(llvm::StringRef file) {
+  llvm::SmallString<256> p(file);
   llvm::sys::fs::make_absolute(p);
   llvm::sys::path::remove_dots(p, /*remove_dot_dot=*/true);
   return std::string(p);
 }
-} // namespace
 
 std::string cudal1::projectRootOf(llvm::StringRef file) {
   std::string abs = absolutePath(file);

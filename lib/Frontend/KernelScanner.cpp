@@ -8,6 +8,7 @@
 // and other thread-invariant names, and opaque values (?name) whose relation
 // to the thread index is unknown. Locals assigned once are substituted.
 #include "KernelScanner.h"
+#include "cudal1/Frontend/Frontend.h"
 
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclCXX.h"
@@ -17,9 +18,6 @@
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSet.h"
-
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
 
 #include <functional>
 
@@ -40,12 +38,8 @@ SourcePos position(const SourceManager &sm, SourceLocation loc) {
   // Another file than the one parsed (a header) by its absolute path: a
   // parse that loads the headers from a shared precompiled preamble
   // (SharedPreamble.h) knows them only so, and every parse must agree.
-  if (sm.getFileID(fileLoc) != sm.getMainFileID() && !p.file.empty()) {
-    llvm::SmallString<256> abs(p.file);
-    llvm::sys::fs::make_absolute(abs);
-    llvm::sys::path::remove_dots(abs, /*remove_dot_dot=*/true);
-    p.file = std::string(abs);
-  }
+  if (sm.getFileID(fileLoc) != sm.getMainFileID() && !p.file.empty())
+    p.file = absoluteLexicalPath(p.file);
   p.line = pl.getLine();
   p.col = pl.getColumn();
   return p;

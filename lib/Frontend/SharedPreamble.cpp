@@ -85,8 +85,7 @@ public:
         CompilerInstance::createDiagnostics(&invocation->getDiagnosticOpts(), consumer,
                                             /*ShouldOwnClient=*/false),
         fileManager.get());
-    if (result.usedPreamble)
-      result.keepAlive = std::move(preamble);
+    result.keepAlive = std::move(preamble);
     return result.unit != nullptr;
   }
 
@@ -132,7 +131,6 @@ private:
     // The in-memory PCH is reachable only through the overlay it returns.
     files = new FileManager(files->getFileSystemOpts(), vfs);
     preamble = std::move(usable);
-    result.usedPreamble = true;
     ++reusedCount;
   }
 
@@ -175,10 +173,9 @@ SharedPreambleParse parseWithSharedPreamble(const std::string &code,
   for (std::string &a : tooling::getClangStripDependencyFileAdjuster()(args, file))
     command.push_back(std::move(a));
   command.push_back(file);
-  std::string key = file;
+  std::string key; // the command names the file last
   for (const std::string &a : command)
-    key += '\0' + a;
-  key += '\0';
+    key += a + '\0';
   SharedPreambleAction action(code, key);
   auto overlay =
       llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(llvm::vfs::getRealFileSystem());

@@ -25,11 +25,9 @@ namespace cudal1 {
 struct SharedPreambleParse {
   /// Null when the parse failed (as tooling::buildASTFromCodeWithArgs).
   std::unique_ptr<clang::ASTUnit> unit;
-  /// What the unit reads from for as long as it lives (the preamble's PCH,
-  /// the main file's buffer); null where no preamble was used.
+  /// The preamble whose PCH the unit reads for as long as it lives; null
+  /// where the parse used none (parsed in full).
   std::shared_ptr<const void> keepAlive;
-  /// Whether the parse used a shared preamble (false: parsed in full).
-  bool usedPreamble = false;
 };
 
 /// Parses `code` as `tooling::buildASTFromCodeWithArgs(code, args, file)`

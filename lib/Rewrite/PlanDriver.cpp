@@ -2,6 +2,7 @@
 // transforms. Each step re-parses the current text, so every legality check
 // sees the code as the earlier steps left it.
 #include "cudal1/Rewrite/PlanDriver.h"
+#include "cudal1/Frontend/Frontend.h"
 #include "cudal1/Frontend/ParsedUnit.h"
 #include "cudal1/Rewrite/HostCode.h"
 #include "cudal1/Rewrite/LegalSpace.h"
@@ -15,9 +16,7 @@
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
 #include "clang/Rewrite/Core/Rewriter.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -137,16 +136,10 @@ std::string outsideMainFile(ParsedUnit &unit, Target t) {
     return s && sm.isInMainFile(sm.getFileLoc(s->getBeginLoc()));
   };
   auto header = [&](const std::string &file) {
-    // A .cu that was not inlined says why.
-    // Positions name headers by absolute path (ParsedUnit::positionOf).
-    auto absolute = [](llvm::StringRef p) {
-      llvm::SmallString<256> a(p);
-      llvm::sys::fs::make_absolute(a);
-      llvm::sys::path::remove_dots(a, /*remove_dot_dot=*/true);
-      return std::string(a);
-    };
+    // A .cu that was not inlined says why. Positions name it by its
+    // absolute path, the include list as written.
     for (const NotInlined &n : unit.notInlinedSources())
-      if (n.path == file || absolute(n.path) == absolute(file))
+      if (absoluteLexicalPath(n.path) == file)
         return ", an included .cu file that is not inlined: " + n.why +
                "; cudal1 rewrites only the file it is given and the .cu files inlined into it";
     return std::string(" (a header); cudal1 rewrites only the file it is given");

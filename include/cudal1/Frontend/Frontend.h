@@ -34,6 +34,12 @@ llvm::Expected<ProgramModel> buildProgramModel(const std::string &file,
 /// tuned plan names), so that flag errors are errors there too.
 llvm::Error checkClangArgs(const std::string &file, const std::vector<std::string> &clangArgs);
 
+/// `file` made absolute against the working directory, with `.` and `..`
+/// removed and links left as they are: how the model names a header
+/// (positions outside the main file; a precompiled preamble knows headers
+/// only so).
+std::string absoluteLexicalPath(llvm::StringRef file);
+
 /// The directory host-code keys are relative to: the nearest ancestor of
 /// `file` (symbolic links resolved) that holds a `.git` entry, else the
 /// file's own directory. The tuner and the plugin find the same root from
