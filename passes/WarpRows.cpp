@@ -5,6 +5,11 @@
 // adjacent elements: coalesced), combines its partial sums with shuffles,
 // and one lane does what followed the loop. Launches keep their coverage:
 // LANES times the threads, in blocks of 256.
+// layout=spread is the same move for kernels whose threads already read
+// adjacent addresses (a column per thread: column sums, softmax over dim 0)
+// but are too few to keep the GPU busy: the group's lanes are spread over
+// the warp, 32 / LANES apart, so that adjacent lanes keep adjacent columns
+// while each column's loop is shared by LANES lanes.
 #include "WarpRows.h"
 #include "cudal1/Rewrite/GridStrideLoop.h"
 #include "cudal1/Rewrite/HostCode.h"
@@ -26,6 +31,7 @@
 
 #include "runtime/warp-rows-device.inc" // passes/runtime/warp-rows-device.cuh
 #include "runtime/warp-rows-host.inc"   // passes/runtime/warp-rows-host.cuh
+#include "runtime/warp-rows-spread-device.inc" // passes/runtime/warp-rows-spread-device.cuh
 
 #define DEBUG_TYPE "warp-rows"
 
@@ -64,7 +70,12 @@ struct Region {
   gridstride::GuardedKernel shape;
   std::vector<RowLoop> loops;
   std::vector<const Stmt *> laneZero; ///< statements that write memory: lane 0 only
+  bool strided = false;   ///< a row loop reads far apart across adjacent threads: packed
+  bool coalesced = false; ///< a row loop reads adjacent addresses across them: spread
 };
+
+/// Where the lanes of a row's group sit in the warp.
+enum class Layout { Packed, Spread };
 
 const VarDecl *localOf(const Expr *e) {
   if (auto *dre = dyn_cast_or_null<DeclRefExpr>(e ? e->IgnoreParenImpCasts() : nullptr))
@@ -481,22 +492,25 @@ std::string matchRegion(TransformContext &ctx, unsigned kernel, Region &r) {
   }
   if (!reduction)
     return "no loop over the row accumulates (nothing for a group of lanes to share)";
-  // Worth it only where adjacent threads read far apart inside a row loop.
+  // Worth it where adjacent threads read far apart inside a row loop
+  // (packed), or adjacent addresses (spread: the loop is then the thread's
+  // whole serial work, shared by more threads).
   const Kernel &k = ctx.model().kernels[kernel];
   const KernelAnalysis &ka = ctx.analysis(kernel);
-  bool strided = false;
   for (size_t i = 0; i < k.accesses.size() && i < ka.accesses.size(); ++i) {
     const Stride &st = ka.accesses[i].strideX;
     bool far = st.kind == Stride::Kind::Symbolic ||
                (st.kind == Stride::Kind::Constant && (st.value > 1 || st.value < -1));
-    if (!far || k.accesses[i].kind == AccessKind::Write)
+    bool unit = st.kind == Stride::Kind::Constant && (st.value == 1 || st.value == -1);
+    if ((!far && !unit) || k.accesses[i].kind == AccessKind::Write)
       continue;
     for (unsigned loop : k.accesses[i].loops)
       for (const RowLoop &rl : r.loops)
-        strided |= ctx.unit.loopStmt(kernel, loop) == rl.loop;
+        if (ctx.unit.loopStmt(kernel, loop) == rl.loop)
+          (far ? r.strided : r.coalesced) = true;
   }
-  if (!strided)
-    return "no row loop reads with a stride between adjacent threads (already coalesced)";
+  if (!r.strided && !r.coalesced)
+    return "no row loop reads a buffer along the thread index";
   // Every launch is rewritten to the new grid.
   if (std::string w = referencedOutsideLaunches(ctx, kernel); !w.empty())
     return w;
@@ -537,7 +551,11 @@ SourceLocation afterStatement(ASTContext &ast, const Stmt *s) {
                                        /*SkipTrailingWhitespaceAndNewLine=*/false);
 }
 
-const char *combineName(Combine c) {
+const char *combineName(Combine c, Layout layout) {
+  if (layout == Layout::Spread)
+    return c == Combine::Sum   ? "cudal1SpreadSum"
+           : c == Combine::Max ? "cudal1SpreadMax"
+                               : "cudal1SpreadMin";
   return c == Combine::Sum ? "cudal1RowSum" : c == Combine::Max ? "cudal1RowMax" : "cudal1RowMin";
 }
 
@@ -560,32 +578,55 @@ std::string whyNoVectorPart(const Region &r) {
   return why;
 }
 
+static const char *const packedRefusal =
+    "no row loop reads with a stride between adjacent threads (already coalesced)";
+static const char *const spreadRefusal = "layout=spread: no row loop reads adjacent addresses across "
+                            "adjacent threads (layout=packed is the one for strided rows)";
+
 std::vector<ParamSpace> WarpRows::space(TransformContext &ctx, Target t) const {
-  std::vector<ParamSpace> p = {{"lanes", {"32", "16", "8", "4"}}};
   Region r;
-  if (matchRegion(ctx, t.kernel, r).empty() && whyNoVectorPart(r).empty())
+  if (!matchRegion(ctx, t.kernel, r).empty())
+    return {};
+  // A kernel whose rows are read strided takes the packed layout (the
+  // default, not listed); one that reads coalesced only, the spread one.
+  if (!r.strided)
+    return {{"lanes", {"16", "8", "4", "2"}}, {"layout", {"spread"}}};
+  std::vector<ParamSpace> p = {{"lanes", {"32", "16", "8", "4"}}};
+  if (whyNoVectorPart(r).empty())
     p.push_back({"vector", {"no", "yes"}});
   return p;
 }
 
 std::string WarpRows::checkParams(TransformContext &ctx, Target t, const PlanStep &step) const {
   for (const auto &[k, v] : step.params)
-    if (k != "lanes" && k != "vector")
+    if (k != "lanes" && k != "vector" && k != "layout")
       return "unknown parameter '" + k + "'";
+  std::string layout = step.param("layout").value_or("packed");
+  if (layout != "packed" && layout != "spread")
+    return "layout must be packed or spread";
+  bool spread = layout == "spread";
   std::optional<unsigned> lanes = step.uintParam("lanes", 1, 32);
-  if (step.param("lanes") &&
+  if (step.param("lanes") && !spread &&
       (!lanes || (*lanes != 32 && *lanes != 16 && *lanes != 8 && *lanes != 4)))
     return "lanes must be 32, 16, 8 or 4";
+  if (step.param("lanes") && spread &&
+      (!lanes || (*lanes != 16 && *lanes != 8 && *lanes != 4 && *lanes != 2)))
+    return "with layout=spread, lanes must be 16, 8, 4 or 2";
   std::string vec = step.param("vector").value_or("no");
   if (vec != "no" && vec != "yes")
     return "vector must be yes or no";
-  if (vec == "yes") {
-    Region r;
-    if (std::string why = matchRegion(ctx, t.kernel, r); !why.empty())
-      return why;
+  if (vec == "yes" && spread)
+    return "vector=yes loads along the row, which layout=spread does not stride by lane";
+  Region r;
+  if (std::string why = matchRegion(ctx, t.kernel, r); !why.empty())
+    return why;
+  if (!spread && !r.strided)
+    return packedRefusal;
+  if (spread && !r.coalesced)
+    return spreadRefusal;
+  if (vec == "yes")
     if (std::string why = whyNoVectorPart(r); !why.empty())
       return "vector=yes: " + why;
-  }
   return "";
 }
 
@@ -593,19 +634,33 @@ llvm::Error WarpRows::apply(TransformContext &ctx, Target t, const PlanStep &ste
   Region r;
   if (std::string why = matchRegion(ctx, t.kernel, r); !why.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", why.c_str());
-  unsigned lanes = step.uintParam("lanes", 1, 32).value_or(32);
+  Layout layout = step.param("layout").value_or("packed") == "spread" ? Layout::Spread
+                                                                       : Layout::Packed;
+  unsigned lanes =
+      step.uintParam("lanes", 1, 32).value_or(layout == Layout::Spread ? 4 : 32);
   bool vector = step.param("vector").value_or("no") == "yes";
   std::string L = std::to_string(lanes) + "u";
   ASTContext &ast = ctx.unit.ast();
   Rewriter &rw = ctx.rewriter;
   const gridstride::GuardedKernel &g = r.shape;
-  // 1. The thread's row and its lane in the row's group.
+  // 1. The thread's row and its lane in the row's group: packed, LANES
+  // consecutive lanes; spread, the warp's 32 / LANES rows side by side,
+  // repeated LANES times.
   const Expr *init = g.index->getInit();
   std::string gid = spelled(ast, init);
-  rw.ReplaceText(CharSourceRange::getTokenRange(init->getSourceRange()), "(" + gid + ") / " + L);
+  std::string row, lane;
+  if (layout == Layout::Packed) {
+    row = "(" + gid + ") / " + L;
+    lane = "(int)((" + gid + ") % " + L + ")";
+  } else {
+    std::string W = std::to_string(32 / lanes) + "u";
+    row = "(" + gid + ") / 32u * " + W + " + (" + gid + ") % " + W;
+    lane = "(int)((" + gid + ") % 32u / " + W + ")";
+  }
+  rw.ReplaceText(CharSourceRange::getTokenRange(init->getSourceRange()), row);
   std::string ind = indentAt(ast, g.indexDecl->getBeginLoc());
   rw.InsertTextAfter(afterStatement(ast, g.indexDecl),
-                     "\n" + ind + "const int " + laneName + " = (int)((" + gid + ") % " + L + ");");
+                     "\n" + ind + "const int " + laneName + " = " + lane + ";");
   // 2. The lanes that work on a row, before the guard sends the others away.
   std::string cond = spelled(ast, g.guard->getCond());
   rw.InsertTextBefore(g.guard->getBeginLoc(), std::string("const unsigned ") + rowsName +
@@ -621,8 +676,8 @@ llvm::Error WarpRows::apply(TransformContext &ctx, Target t, const PlanStep &ste
       std::string n = acc->getNameAsString();
       if (c == Combine::Sum) // the start value is counted once, by lane 0
         before += std::string("if (") + laneName + " != 0)\n" + ind + "  " + n + " = 0;\n" + ind;
-      after += "\n" + ind + n + " = " + combineName(c) + "<" + std::to_string(lanes) + ">(" + n +
-               ", " + rowsName + ");";
+      after += "\n" + ind + n + " = " + combineName(c, layout) + "<" + std::to_string(lanes) +
+               ">(" + n + ", " + rowsName + ");";
     }
     std::string scalarStart = "(" + spelled(ast, l.start) + ")";
     if (vector && l.accumulation) {
@@ -691,6 +746,8 @@ llvm::Error WarpRows::apply(TransformContext &ctx, Target t, const PlanStep &ste
     rw.InsertTextAfter(afterStatement(ast, s), " }");
   }
   ctx.insertHelperBefore(t.kernel, "cudal1RowSum", runtime::warpRowsDevice);
+  if (layout == Layout::Spread)
+    ctx.insertHelperBefore(t.kernel, "cudal1SpreadSum", runtime::warpRowsSpreadDevice);
   // 5. Every launch: LANES times the threads, blocks of kBlock.
   for (unsigned l : distinctLaunches(ctx, t.kernel)) {
     const Expr *grid = launchConfigArg(ctx, l, 0)->IgnoreUnlessSpelledInSource();

@@ -156,11 +156,12 @@ int heuristicRank(const PlanStep &s) {
     return -1;
   if (t == "warp-reduce")
     return 0;
-  if (t == "warp-rows") // offered only where row loops read strided across threads
-    return 5 + (paramOf(s, "lanes") == "32"   ? 0
-                : paramOf(s, "lanes") == "16" ? 1
-                : paramOf(s, "lanes") == "8"  ? 2
-                                              : 3);
+  if (t == "warp-rows") { // offered where row loops read strided across threads (packed)
+    std::string lanes = paramOf(s, "lanes"); // or where they are coalesced but few (spread)
+    if (paramOf(s, "layout") == "spread") // more threads first, while a sector stays shared
+      return 5 + (lanes == "8" ? 0 : lanes == "4" ? 1 : lanes == "16" ? 2 : 3);
+    return 5 + (lanes == "32" ? 0 : lanes == "16" ? 1 : lanes == "8" ? 2 : 3);
+  }
   if (t == "tile-shared")
     return paramOf(s, "tile") == "32" ? 10 : 11;
   if (t == "stage-shared") // offered only where a store and its reads disagree on the unit stride

@@ -2,19 +2,27 @@
 // of lanes: the row loops stride by lane, sums and maxima combine with xor
 // shuffles over the lanes the guard lets in, what writes memory after the
 // loops runs on lane 0, and every launch gets LANES times the threads in
-// blocks of 256. The refusals below each name what blocks the rewrite.
+// blocks of 256. A kernel whose threads already read adjacent addresses
+// (colsum) takes layout=spread: the group's lanes sit 32 / LANES apart, so
+// that adjacent lanes keep adjacent columns. The refusals below each name
+// what blocks the rewrite.
 // RUN: cudal1-opt %s --list-transforms | %FileCheck %s --check-prefix=LIST
-// RUN: cudal1-opt %s --plan '@matvec: warp-rows(lanes=32); @softmax: warp-rows(lanes=8)' -o %t.cu
+// RUN: cudal1-opt %s --plan '@matvec: warp-rows(lanes=32); @softmax: warp-rows(lanes=8); @colsum: warp-rows(lanes=4, layout=spread)' -o %t.cu
 // RUN: grep -v "^ *// [A-Z-]*:" %t.cu | %FileCheck %s
 // RUN: %if nvcc %{ nvcc -arch=sm_90 -c -o %t.o %t.cu %}
 // RUN: not cudal1-opt %s --plan '@matvec: warp-rows(lanes=3)' -o /dev/null 2>&1 | %FileCheck %s --check-prefix=BAD-LANES
+// RUN: not cudal1-opt %s --plan '@colsum: warp-rows(lanes=8)' -o /dev/null 2>&1 | %FileCheck %s --check-prefix=PACKED-COALESCED
+// RUN: not cudal1-opt %s --plan '@matvec: warp-rows(lanes=8, layout=spread)' -o /dev/null 2>&1 | %FileCheck %s --check-prefix=SPREAD-STRIDED
+// RUN: not cudal1-opt %s --plan '@colsum: warp-rows(lanes=32, layout=spread)' -o /dev/null 2>&1 | %FileCheck %s --check-prefix=SPREAD-LANES
+// RUN: not cudal1-opt %s --plan '@colsum: warp-rows(lanes=4, layout=spread, vector=yes)' -o /dev/null 2>&1 | %FileCheck %s --check-prefix=SPREAD-VECTOR
+// RUN: not cudal1-opt %s --plan '@colsum: warp-rows(layout=diagonal)' -o /dev/null 2>&1 | %FileCheck %s --check-prefix=BAD-LAYOUT
 
 // LIST-LABEL: kernel matvec
 // LIST: warp-rows(lanes=32|16|8|4, vector=no|yes)
 // LIST-LABEL: kernel softmax
 // LIST: warp-rows(lanes=32|16|8|4, vector=no|yes)
 // LIST-LABEL: kernel colsum
-// LIST: - warp-rows: no row loop reads with a stride between adjacent threads (already coalesced)
+// LIST: warp-rows(lanes=16|8|4|2, layout=spread)
 // LIST-LABEL: kernel scan
 // LIST: - warp-rows: row loop at line {{[0-9]+}}: the accumulator 's' is read inside the loop
 // LIST-LABEL: kernel elementwise
@@ -29,6 +37,11 @@
 // LIST: - warp-rows: a statement reads what lane 0 wrote earlier in the row
 
 // BAD-LANES: lanes must be 32, 16, 8 or 4
+// PACKED-COALESCED: no row loop reads with a stride between adjacent threads (already coalesced)
+// SPREAD-STRIDED: layout=spread: no row loop reads adjacent addresses across adjacent threads (layout=packed is the one for strided rows)
+// SPREAD-LANES: with layout=spread, lanes must be 16, 8, 4 or 2
+// SPREAD-VECTOR: vector=yes loads along the row, which layout=spread does not stride by lane
+// BAD-LAYOUT: layout must be packed or spread
 
 // The device helper is inserted once, before the first rewritten kernel.
 // CHECK: {{^}}#ifndef CUDAL1_WARP_ROWS
@@ -86,7 +99,25 @@ __global__ void softmax(const float *x, float *y, int rows, int cols) {
     y[r * cols + j] = expf(x[r * cols + j] - m) / s;
 }
 
-// Adjacent threads read adjacent columns already: nothing to coalesce.
+// Adjacent threads read adjacent columns already: nothing to coalesce, but
+// each column's loop is shared by 4 lanes 8 apart (the warp's 8 columns side
+// by side, 4 times), which combine with xor shuffles over offsets 16 and 8.
+// CHECK: {{^}}#ifndef CUDAL1_WARP_ROWS_SPREAD
+// CHECK: T cudal1SpreadSum(T v, unsigned rows)
+// CHECK-LABEL: {{^}}__global__ void colsum(
+// CHECK-NEXT: int c = (blockIdx.x * blockDim.x + threadIdx.x) / 32u * 8u + (blockIdx.x * blockDim.x + threadIdx.x) % 8u;
+// CHECK-NEXT: const int cudal1_lane = (int)((blockIdx.x * blockDim.x + threadIdx.x) % 32u / 8u);
+// CHECK-NEXT: const unsigned cudal1_rows = __ballot_sync(cudal1LiveLanes(), c < cols);
+// CHECK-NEXT: if (c < cols) {
+// CHECK-NEXT: float s = 0.0f;
+// CHECK-NEXT: if (cudal1_lane != 0)
+// CHECK-NEXT: s = 0;
+// CHECK-NEXT: for (int r = (0) + cudal1_lane; r < rows; r += 4)
+// CHECK-NEXT: s += x[r * cols + c];
+// CHECK-NEXT: s = cudal1SpreadSum<4>(s, cudal1_rows);
+// CHECK-NEXT: if (cudal1_lane == 0) { out[c] = s; }
+// CHECK-NEXT: }
+// CHECK-NEXT: }
 __global__ void colsum(const float *x, float *out, int rows, int cols) {
   int c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c < cols) {
@@ -175,4 +206,4 @@ void run(const float *A, const float *x, const float *b, float *y, float *z, int
 // CHECK-LABEL: void run(
 // CHECK: matvec<<<cudal1WarpRowsGrid((rows + 127) / 128, block, 32, 256), 256>>>
 // CHECK: softmax<<<cudal1WarpRowsGrid((rows + 127) / 128, 128, 8, 256), 256>>>
-// CHECK: colsum<<<(cols + 127) / 128, 128>>>
+// CHECK: colsum<<<cudal1WarpRowsGrid((cols + 127) / 128, 128, 4, 256), 256>>>
