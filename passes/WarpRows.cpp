@@ -29,8 +29,8 @@
 #include <functional>
 #include <tuple>
 
-#include "runtime/warp-rows-device.inc" // passes/runtime/warp-rows-device.cuh
-#include "runtime/warp-rows-host.inc"   // passes/runtime/warp-rows-host.cuh
+#include "runtime/warp-rows-device.inc"        // passes/runtime/warp-rows-device.cuh
+#include "runtime/warp-rows-host.inc"          // passes/runtime/warp-rows-host.cuh
 #include "runtime/warp-rows-spread-device.inc" // passes/runtime/warp-rows-spread-device.cuh
 
 #define DEBUG_TYPE "warp-rows"
@@ -580,8 +580,9 @@ std::string whyNoVectorPart(const Region &r) {
 
 static const char *const packedRefusal =
     "no row loop reads with a stride between adjacent threads (already coalesced)";
-static const char *const spreadRefusal = "layout=spread: no row loop reads adjacent addresses across "
-                            "adjacent threads (layout=packed is the one for strided rows)";
+static const char *const spreadRefusal =
+    "layout=spread: no row loop reads adjacent addresses across "
+    "adjacent threads (layout=packed is the one for strided rows)";
 
 std::vector<ParamSpace> WarpRows::space(TransformContext &ctx, Target t) const {
   Region r;
@@ -634,10 +635,9 @@ llvm::Error WarpRows::apply(TransformContext &ctx, Target t, const PlanStep &ste
   Region r;
   if (std::string why = matchRegion(ctx, t.kernel, r); !why.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", why.c_str());
-  Layout layout = step.param("layout").value_or("packed") == "spread" ? Layout::Spread
-                                                                       : Layout::Packed;
-  unsigned lanes =
-      step.uintParam("lanes", 1, 32).value_or(layout == Layout::Spread ? 4 : 32);
+  Layout layout =
+      step.param("layout").value_or("packed") == "spread" ? Layout::Spread : Layout::Packed;
+  unsigned lanes = step.uintParam("lanes", 1, 32).value_or(layout == Layout::Spread ? 4 : 32);
   bool vector = step.param("vector").value_or("no") == "yes";
   std::string L = std::to_string(lanes) + "u";
   ASTContext &ast = ctx.unit.ast();

@@ -158,7 +158,7 @@ int heuristicRank(const PlanStep &s) {
     return 0;
   if (t == "warp-rows") { // offered where row loops read strided across threads (packed)
     std::string lanes = paramOf(s, "lanes"); // or where they are coalesced but few (spread)
-    if (paramOf(s, "layout") == "spread") // more threads first, while a sector stays shared
+    if (paramOf(s, "layout") == "spread")    // more threads first, while a sector stays shared
       return 5 + (lanes == "8" ? 0 : lanes == "4" ? 1 : lanes == "16" ? 2 : 3);
     return 5 + (lanes == "32" ? 0 : lanes == "16" ? 1 : lanes == "8" ? 2 : 3);
   }
