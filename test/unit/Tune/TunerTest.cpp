@@ -430,6 +430,23 @@ TEST(Strategy, UnknownNameIsNull) {
             heuristicRank(step("@k: launch-config(block=128)")));
 }
 
+// warp-rows: packed groups from 32 lanes down; spread groups (a coalesced
+// column kernel) from 8, the most threads that still share a 32-byte sector
+// of floats between two warps, then 4, 16, 2; both before tiling.
+TEST(Strategy, HeuristicRanksWarpRowsLayouts) {
+  auto rank = [](const char *p) { return heuristicRank(step(p)); };
+  EXPECT_LT(rank("@k: warp-rows(lanes=32)"), rank("@k: warp-rows(lanes=16)"));
+  EXPECT_LT(rank("@k: warp-rows(lanes=8)"), rank("@k: warp-rows(lanes=4)"));
+  EXPECT_LT(rank("@k: warp-rows(lanes=8, layout=spread)"),
+            rank("@k: warp-rows(lanes=4, layout=spread)"));
+  EXPECT_LT(rank("@k: warp-rows(lanes=4, layout=spread)"),
+            rank("@k: warp-rows(lanes=16, layout=spread)"));
+  EXPECT_LT(rank("@k: warp-rows(lanes=16, layout=spread)"),
+            rank("@k: warp-rows(lanes=2, layout=spread)"));
+  EXPECT_LT(rank("@k: warp-rows(lanes=2, layout=spread)"), rank("@k: tile-shared(tile=32)"));
+  EXPECT_LT(rank("@k: warp-reduce"), rank("@k: warp-rows(lanes=8, layout=spread)"));
+}
+
 // persistent on a host loop: the owner form first, the cooperative grid
 // before a graph, one block after it (it pays only where a launch fits one
 // block); the forms of one loop are never paired with each other.
