@@ -192,6 +192,7 @@ int runTuning(const OptRequest &r, const RewriteInput &in) {
   so.race = r.race.value_or(0);
   so.screen = r.screen.value_or(1);
   so.judge = r.judge;
+  so.holdContext = r.holdContext;
   so.strategy = r.strategy.empty() ? defaultStrategy() : r.strategy;
   so.seed = r.seed;
   so.transforms = r.transforms;

@@ -14,6 +14,8 @@ namespace cudal1 {
 int runEvalRequest(const EvalRequest &r) {
   if (!r.worker.mode.empty())
     return cuda::runWorker(r.worker);
+  if (r.holdContext)
+    return cuda::holdContext(r.options.gpu, r.holdSeconds);
   if (r.probe) {
     Expected<std::string> name = cuda::deviceName(r.options.gpu);
     if (!name.ok()) {

@@ -56,7 +56,9 @@ private:
 /// streams and library rewrite host code around the launch.
 bool launchConfigOnly(llvm::StringRef name) { return name == "launch-config" || name == "coarsen"; }
 
-std::string findEval(const ReplayOptions &o) {
+} // namespace
+
+std::string evalExecutable(const ReplayOptions &o) {
   if (!o.evalExecutable.empty())
     return o.evalExecutable;
   if (const char *e = std::getenv("CUDAL1_EVAL"); e && *e)
@@ -68,6 +70,8 @@ std::string findEval(const ReplayOptions &o) {
     return std::string(p);
   return "cudal1-eval";
 }
+
+namespace {
 
 std::string sourceTree(const ReplayOptions &o) {
   if (!o.sourceDir.empty())
@@ -213,6 +217,11 @@ Status writeKernelBundle(const std::string &dir, KernelBundleFiles f) {
 
 ReplayEvaluator::ReplayEvaluator(RewriteInput in, TuneSpace sp, ProgramSetup s, ReplayOptions o)
     : input(std::move(in)), space(std::move(sp)), setup(std::move(s)), options(std::move(o)) {}
+
+void ReplayEvaluator::stopWorkers() {
+  if (!work.empty())
+    stopKeptWorkers(keptWorkersDir());
+}
 
 ReplayEvaluator::~ReplayEvaluator() {
   if (background.joinable())
@@ -557,9 +566,15 @@ ReplayEvaluator::evaluate(const std::vector<Candidate> &cands) {
   // One worker per kernel stays alive across batches with its set-up
   // (context, captured launches, reference outputs): the destructor stops
   // them.
-  std::vector<std::string> argv = {findEval(options), "--seed",         std::to_string(batch),
-                                   "--compile-cache", work + "/cubins", "--phases",
-                                   phasesFile,        "--keep-workers", keptWorkersDir()};
+  std::vector<std::string> argv = {evalExecutable(options),
+                                   "--seed",
+                                   std::to_string(batch),
+                                   "--compile-cache",
+                                   work + "/cubins",
+                                   "--phases",
+                                   phasesFile,
+                                   "--keep-workers",
+                                   keptWorkersDir()};
   // An original verified by an earlier batch is not verified again: same
   // source, capture and reference (its cubin comes from the cache too).
   if (std::all_of(byKernel.begin(), byKernel.end(),

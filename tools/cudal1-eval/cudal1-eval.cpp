@@ -20,6 +20,9 @@ const char *kUsage =
     "                   [--compile-cache DIR] [--phases FILE]\n"
     "                   [--keep-workers DIR [--worker-idle S]]\n"
     "       cudal1-eval --probe [--gpu N]   (exit 77 when there is no GPU)\n"
+    "       cudal1-eval --hold-context [--gpu N] [--hold-max S]\n"
+    "                   (holds a context until stdin closes: cudal1-opt --tune\n"
+    "                   keeps the GPU awake for the programs it runs)\n"
     "\n"
     "Compiles the bundle's variants, verifies each against the double-precision\n"
     "reference in its own process, times the verified ones against the original\n"
@@ -103,6 +106,10 @@ int main(int argc, char **argv) {
       return 0;
     } else if (a == "--probe")
       probe = true;
+    else if (a == "--hold-context")
+      req.holdContext = true;
+    else if (a == "--hold-max")
+      req.holdSeconds = num("--hold-max");
     else if (a == "--gpu")
       opts.gpu = worker.gpu = int(num("--gpu"));
     else if (a == "--jobs")
@@ -164,7 +171,7 @@ int main(int argc, char **argv) {
     else
       req.bundleDirs.push_back(a);
   }
-  if (worker.mode.empty() && !probe && req.bundleDirs.empty())
+  if (worker.mode.empty() && !probe && !req.holdContext && req.bundleDirs.empty())
     return usageError("no bundle given");
   return runEvalRequest(req);
 }

@@ -76,6 +76,11 @@ Opt<JudgeMode>
                      clEnumValN(JudgeMode::Replay, "replay", "the same"),
                      clEnumValN(JudgeMode::Program, "program", "every plan as a whole program")),
           cl::cat(cat));
+Opt<bool> holdContext("hold-context",
+                      cl::desc("--tune: a process holds a CUDA context while programs run, "
+                               "so that each starts on an awake GPU (default true; "
+                               "--hold-context=false to measure without)"),
+                      cl::init(true), cl::cat(cat));
 Opt<S> strategy("strategy",
                 cl::desc("policy (the default when a model is installed, docs/Policy.md), "
                          "heuristic (the default otherwise) or random"),
@@ -146,6 +151,7 @@ int main(int argc, char **argv) {
   r.race = given(race);
   r.screen = given(screen);
   r.judge = judge;
+  r.holdContext = holdContext;
   r.strategy = strategy;
   r.seed = seed;
   r.transforms.assign(transforms.begin(), transforms.end());

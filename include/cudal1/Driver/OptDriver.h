@@ -50,6 +50,7 @@ struct OptRequest {
   double timeLimit = 0;
   std::optional<unsigned> race, screen;
   JudgeMode judge = JudgeMode::Auto;
+  bool holdContext = true; ///< --hold-context (SessionOptions::holdContext)
   /// Empty: "policy" when a model is installed and this build runs it
   /// (docs/Policy.md), else "heuristic".
   std::string strategy;

@@ -45,6 +45,15 @@ struct WorkerArgs {
   double idleSeconds = 300; ///< serve: exit after this long without a request
 };
 
+/// Holds a context on GPU `gpu` until standard input closes (the process
+/// that started it ended or let go) or maxSeconds pass (<= 0: no limit).
+/// Why: a CUDA process starts in about 290 ms on an idle H100 and 165 ms
+/// while another process holds a context (bench/startup), and the
+/// whole-program judge starts one per run (ContextHolder.h). Prints
+/// "holding NAME" once the context exists; 0 when it ended as asked, 2 when
+/// no context could be made (the reason on stderr).
+int holdContext(int gpu, double maxSeconds);
+
 /// Runs a worker in this process (meant to be a child: a fault kills it).
 /// Writes WORK/ID.verify (one per candidate reached) or WORK/timing.txt; the
 /// exit code says whether the reports are complete (0), our setup failed (2),

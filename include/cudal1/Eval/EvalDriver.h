@@ -26,6 +26,9 @@ struct EvalRequest {
   std::string output;     ///< empty: BUNDLE/results.txt (one bundle only)
   std::string phasesFile; ///< empty: none; else where the time went (EvalPhaseTimes)
   bool probe = false;
+  /// --hold-context: hold a context until stdin closes (cuda::holdContext).
+  bool holdContext = false;
+  double holdSeconds = 6 * 3600; ///< --hold-max: the holder's own limit
   EvalOptions options;
   cuda::WorkerArgs worker;               ///< worker.mode set: run as a verification worker
   int rounds = 15, race = 0, screen = 1; ///< program bundles only

@@ -90,6 +90,10 @@ struct ReplayOptions {
   std::function<void(const std::string &)> note;
 };
 
+/// The cudal1-eval a session runs: ReplayOptions::evalExecutable, else
+/// $CUDAL1_EVAL, else cudal1-eval beside this executable, else from PATH.
+std::string evalExecutable(const ReplayOptions &o);
+
 /// Where replay's time went, summed over a session (cudal1-eval --phases):
 /// the throughput table of docs/results (issue 15 item 5).
 struct ReplayTimes {
@@ -123,6 +127,9 @@ public:
   /// Where the kept workers of this session listen (cudal1-eval
   /// --keep-workers): one per judged kernel, stopped by the destructor.
   std::string keptWorkersDir() const { return work + "/kept"; }
+  /// Stops the kept workers now (a later batch starts fresh ones): the
+  /// reproducibility check measures with no other context on the GPU.
+  void stopWorkers();
   /// The capture has run and recorded launches of at least one kernel.
   bool captured();
   /// Begins the capture early: instruments the source here, then builds and

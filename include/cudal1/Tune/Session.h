@@ -34,6 +34,9 @@ struct SessionOptions {
   /// --tune: kernel-level plans judged by replay of captured launches
   /// (auto, replay) or every plan as a whole program (issue 15).
   JudgeMode judge = JudgeMode::Auto;
+  /// --tune: a process holds a CUDA context for the session, so that the
+  /// programs it runs find the GPU awake (Eval/ContextHolder.h).
+  bool holdContext = true;
   std::string strategy = "heuristic";
   uint64_t seed = 1;
   /// Only these transforms' steps are proposed (--transforms); empty: all.

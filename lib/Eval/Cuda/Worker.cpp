@@ -17,6 +17,7 @@
 #include "cudal1/Eval/Verify.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -26,10 +27,12 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <poll.h>
 #include <random>
 #include <sstream>
 #include <sys/stat.h>
 #include <thread>
+#include <unistd.h>
 
 namespace cudal1::cuda {
 
@@ -1063,6 +1066,30 @@ Expected<std::string> deviceName(int ordinal) {
   char name[256] = {0};
   TRY(checkCu(a.cuDeviceGetName(name, sizeof name - 1, dev), "cuDeviceGetName"));
   return std::string(name);
+}
+
+int holdContext(int gpu, double maxSeconds) {
+  Context c;
+  if (Status s = initContext(gpu, c); !s.ok()) {
+    std::fprintf(stderr, "cudal1-eval: cannot hold a context on GPU %d: %s\n", gpu,
+                 s.message().c_str());
+    return 2;
+  }
+  std::printf("holding %s\n", c.name.c_str());
+  std::fflush(stdout);
+  auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (maxSeconds > 0 && waited >= maxSeconds)
+      return 0;
+    pollfd in{0, POLLIN, 0};
+    int n = ::poll(&in, 1, 1000);
+    if (n < 0 && errno != EINTR)
+      return 0;
+    char buf[256];
+    if (n > 0 && ::read(0, buf, sizeof buf) <= 0) // closed: the holder's owner let go
+      return 0;
+  }
 }
 
 namespace {

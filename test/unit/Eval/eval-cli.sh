@@ -30,4 +30,11 @@ expect 1 "'c.capture' does not exist" -- "$eval" "$tmp/b"
 printf 'extern "C" __global__ void k(float*){}\n' > "$tmp/b/o.cu"
 printf 'CUDAL1CPgarbage-garbage-garbage-garbage' > "$tmp/b/c.capture"
 expect 2 "c.capture: capture format version" -- "$eval" "$tmp/b"
+expect 1 "--hold-max: 'soon' is not a number" -- "$eval" --hold-context --hold-max soon
+# With a GPU the holder ends at once on a closed input; without one it says why.
+if "$eval" --probe > /dev/null 2>&1; then
+  expect 0 "holding " -- "$eval" --hold-context < /dev/null
+else
+  expect 2 "cannot hold a context on GPU 0" -- "$eval" --hold-context < /dev/null
+fi
 exit $fail

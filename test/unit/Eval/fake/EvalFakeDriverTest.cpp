@@ -4,13 +4,16 @@
 // source). Catches worker bugs before GPU time is spent; says nothing about
 // real kernels.
 #include "cudal1/Capture/CaptureFile.h"
+#include "cudal1/Eval/ContextHolder.h"
 #include "cudal1/Eval/KeptWorkers.h"
 #include "cudal1/Eval/Process.h"
 #include "cudal1/Eval/Results.h"
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <dirent.h>
 #include <fstream>
@@ -282,4 +285,32 @@ TEST(EvalFakeDriver, KeptWorkerKeepsTheSetUpAcrossCalls) {
     std::system(("rm -rf " + dir).c_str());
   else
     std::printf("kept %s\n", dir.c_str());
+}
+
+// cudal1-eval --hold-context makes a context and holds it until its input
+// closes; without a driver it says why (the tuner's note) and exits 2.
+TEST(EvalFakeDriver, HoldContextUntilLetGo) {
+  std::string why;
+  {
+    const char *had = std::getenv("LD_LIBRARY_PATH");
+    std::string saved = had ? had : "";
+    ::setenv("LD_LIBRARY_PATH", FAKE_CUDA_DIR, 1); // the holder inherits this environment
+    std::unique_ptr<ContextHolder> h = ContextHolder::start(CUDAL1_EVAL_EXE, 0, 60, 30, why);
+    if (had)
+      ::setenv("LD_LIBRARY_PATH", saved.c_str(), 1);
+    else
+      ::unsetenv("LD_LIBRARY_PATH");
+    ASSERT_TRUE(h) << why;
+    EXPECT_EQ(h->device(), "Fake GPU");
+    pid_t pid = h->pid();
+    auto t0 = std::chrono::steady_clock::now();
+    h.reset();
+    EXPECT_NE(::kill(pid, 0), 0);
+    // It left on end-of-file, not at the 5 s kill.
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 4.0);
+  }
+  ProcessResult p =
+      runProcess({CUDAL1_EVAL_EXE, "--hold-context", "--gpu", "3"}, 60, {fakeDriverEnv()});
+  EXPECT_TRUE(p.exited && p.exitCode == 2) << p.describe() << "\n" << p.output;
+  EXPECT_NE(p.output.find("cannot hold a context on GPU 3"), std::string::npos) << p.output;
 }
