@@ -2,8 +2,15 @@
 // makes every warp touch 32 rows. Swapping the roles of x and y in the kernel
 // and in its launches relabels the threads exactly, so only the warp grouping
 // changes, and with it which accesses coalesce.
+//
+// The 1-D form: a guarded per-thread kernel that splits its id over an
+// R x C space as (r = id % R, c = id / R) but reads [r * C + c] walks down
+// columns, C elements apart from thread to thread. Splitting the same id as
+// (r = id / C, c = id % C) visits the same (r, c) pairs, each once, with
+// adjacent threads on adjacent columns; the launch is unchanged.
 #include "Coalesce.h"
 #include "cudal1/Analysis/AffineIndex.h"
+#include "cudal1/Rewrite/GridStrideLoop.h"
 #include "cudal1/Rewrite/RewriteUtils.h"
 
 #include "clang/AST/ASTContext.h"
@@ -14,6 +21,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -203,6 +211,189 @@ std::string swapped(ASTContext &ast, const Expr *e) {
   return "dim3(dim3(" + g + ").y, dim3(" + g + ").x, dim3(" + g + ").z)";
 }
 
+// ---- the 1-D form ------------------------------------------------------------
+
+/// A guarded per-thread kernel whose id is split over `limit = A * B` by
+/// `fast = id % D` and `slow = id / D`, D being A or B; `other` is the other
+/// factor. Extents are compared as spelled without parentheses.
+struct FlatSplit {
+  const VarDecl *id = nullptr, *fast = nullptr, *slow = nullptr;
+  const Expr *fastInit = nullptr, *slowInit = nullptr;
+  std::string divisor, other;
+};
+
+const Expr *bare(const Expr *e) { return e ? e->IgnoreParenImpCasts() : nullptr; }
+
+bool refersTo(const Expr *e, const VarDecl *v) {
+  auto *d = dyn_cast_or_null<DeclRefExpr>(bare(e));
+  return d && d->getDecl() == v;
+}
+
+/// Integer parameters and constants only, none of them changed in `body`
+/// (every thread must see the same extent); else why not.
+std::string uniformExtent(ASTContext &ast, const Expr *e, const Stmt *body) {
+  std::string why, text = spelled(ast, e);
+  std::set<const Decl *> params;
+  forEachStmt(e, [&](const Stmt *c) {
+    if (auto *r = dyn_cast<DeclRefExpr>(c)) {
+      auto *pv = dyn_cast<ParmVarDecl>(r->getDecl());
+      if (!pv || !pv->getType()->isIntegerType())
+        why = "the extent '" + text + "' is not made of integer parameters and constants";
+      else
+        params.insert(pv);
+    } else if (isa<ArraySubscriptExpr>(c) || isa<CallExpr>(c) || isa<MemberExpr>(c)) {
+      why = "the extent '" + text + "' reads memory or calls";
+    }
+  });
+  if (!why.empty())
+    return why;
+  forEachStmt(body, [&](const Stmt *c) {
+    const Expr *target = nullptr;
+    if (auto *bo = dyn_cast<BinaryOperator>(c); bo && bo->isAssignmentOp())
+      target = bo->getLHS();
+    else if (auto *uo = dyn_cast<UnaryOperator>(c);
+             uo && (uo->isIncrementDecrementOp() || uo->getOpcode() == UO_AddrOf))
+      target = uo->getSubExpr();
+    auto *d = target ? dyn_cast<DeclRefExpr>(bare(target)) : nullptr;
+    if (d && params.count(d->getDecl()) && why.empty())
+      why = "the kernel changes (or takes the address of) '" + d->getDecl()->getNameAsString() +
+            "', an extent of the split";
+  });
+  return why;
+}
+
+/// The split of a 1-D kernel, or why it has none the 1-D form can turn.
+std::string matchFlatSplit(TransformContext &ctx, const FunctionDecl *fd, FlatSplit &f) {
+  ASTContext &ast = ctx.unit.ast();
+  std::optional<gridstride::GuardedKernel> g = gridstride::matchGuarded(ast, fd);
+  if (!g)
+    return "the kernel does not use the y thread dimension, and is not a guarded per-thread "
+           "kernel (`int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) ...`) for the "
+           "1-D form";
+  f.id = g->index;
+  // `id < L` or `L > id` (`id >= L` or `L <= id` before an early return):
+  // exactly the ids 0 .. L - 1 do the work.
+  const Expr *bound = nullptr;
+  if (g->bound) {
+    BinaryOperatorKind op = g->bound->getOpcode();
+    if (refersTo(g->bound->getLHS(), f.id) && op == (g->earlyReturn ? BO_GE : BO_LT))
+      bound = g->bound->getRHS();
+    else if (refersTo(g->bound->getRHS(), f.id) && op == (g->earlyReturn ? BO_LE : BO_GT))
+      bound = g->bound->getLHS();
+  }
+  auto *limit = dyn_cast_or_null<BinaryOperator>(bare(bound));
+  if (!limit || limit->getOpcode() != BO_Mul)
+    return "the kernel does not use the y thread dimension, and its guard is not 'id < A * B' "
+           "(the 1-D form needs the extents of the space its id is split over)";
+  std::string a = spelled(ast, bare(limit->getLHS())), b = spelled(ast, bare(limit->getRHS()));
+  // The split: `T fast = id % D;` and `T slow = id / D;`, and no other use of the id.
+  unsigned uses = 0;
+  std::string why;
+  forEachStmt(fd->getBody(), [&](const Stmt *c) {
+    if (refersTo(dyn_cast<Expr>(c), f.id) && isa<DeclRefExpr>(c))
+      ++uses;
+    auto *vd = dyn_cast<DeclStmt>(c);
+    if (!vd)
+      return;
+    for (const Decl *d : vd->decls()) {
+      auto *v = dyn_cast<VarDecl>(d);
+      auto *bo = v ? dyn_cast_or_null<BinaryOperator>(bare(v->getInit())) : nullptr;
+      if (!bo || !refersTo(bo->getLHS(), f.id) ||
+          (bo->getOpcode() != BO_Rem && bo->getOpcode() != BO_Div))
+        continue;
+      std::string d2 = spelled(ast, bare(bo->getRHS()));
+      if (!f.divisor.empty() && d2 != f.divisor && why.empty())
+        why = "the 1-D form: the id is split by both '" + f.divisor + "' and '" + d2 + "'";
+      f.divisor = d2;
+      (bo->getOpcode() == BO_Rem ? f.fast : f.slow) = v;
+      (bo->getOpcode() == BO_Rem ? f.fastInit : f.slowInit) = bo;
+    }
+  });
+  if (!why.empty())
+    return why;
+  if (!f.fast || !f.slow)
+    return "the kernel does not use the y thread dimension, and its id is not split into two "
+           "indices by '%' and '/' (the 1-D form)";
+  if (f.divisor != a && f.divisor != b)
+    return "the 1-D form: the id is split by '" + f.divisor + "', which is neither factor of " +
+           "the guard's '" + a + " * " + b + "'";
+  f.other = f.divisor == a ? b : a;
+  if (uses != 3)
+    return "the 1-D form: the id '" + f.id->getNameAsString() +
+           "' is used beyond its guard and its split (each thread's work must depend on its "
+           "(row, column) only)";
+  for (const Expr *e : {limit->getLHS(), limit->getRHS()})
+    if (std::string w = uniformExtent(ast, e, fd->getBody()); !w.empty())
+      return "the 1-D form: " + w;
+  for (const Stmt *s : g->perElement)
+    if (gridstride::usesThreadIdentity(s))
+      return "the 1-D form: the per-element work uses the thread identity, a barrier or a warp "
+             "intrinsic (which thread handles an element would matter)";
+  // The two indices keep the values the split gave them.
+  forEachStmt(fd->getBody(), [&](const Stmt *c) {
+    const Expr *target = nullptr;
+    if (auto *bo = dyn_cast<BinaryOperator>(c); bo && bo->isAssignmentOp())
+      target = bo->getLHS();
+    else if (auto *uo = dyn_cast<UnaryOperator>(c);
+             uo && (uo->isIncrementDecrementOp() || uo->getOpcode() == UO_AddrOf))
+      target = uo->getSubExpr();
+    if (target && (refersTo(target, f.fast) || refersTo(target, f.slow)) && why.empty())
+      why = "the 1-D form: the kernel changes (or takes the address of) an index of the split";
+  });
+  return why;
+}
+
+/// Accesses `[f * other + s]` (adjacent across threads after the turn, when
+/// the slow index `s` varies fastest) against `[s * divisor + f]` (adjacent
+/// before it, `f` being the fast index `id % divisor`).
+StrideCount countFlatStrides(ASTContext &ast, const FunctionDecl *fd, const FlatSplit &f) {
+  StrideCount c;
+  auto isTerm = [&](const Expr *mul, const Expr *add, const VarDecl *row, const VarDecl *col,
+                    const std::string &width) {
+    auto *m = dyn_cast<BinaryOperator>(bare(mul));
+    if (!m || m->getOpcode() != BO_Mul || !refersTo(add, col))
+      return false;
+    return (refersTo(m->getLHS(), row) && spelled(ast, bare(m->getRHS())) == width) ||
+           (refersTo(m->getRHS(), row) && spelled(ast, bare(m->getLHS())) == width);
+  };
+  auto rowMajor = [&](const Expr *idx, const VarDecl *row, const VarDecl *col,
+                      const std::string &width) {
+    auto *add = dyn_cast<BinaryOperator>(bare(idx));
+    return add && add->getOpcode() == BO_Add &&
+           (isTerm(add->getLHS(), add->getRHS(), row, col, width) ||
+            isTerm(add->getRHS(), add->getLHS(), row, col, width));
+  };
+  forEachStmt(fd->getBody(), [&](const Stmt *s) {
+    auto *a = dyn_cast<ArraySubscriptExpr>(s);
+    if (!a)
+      return;
+    if (rowMajor(a->getIdx(), f.fast, f.slow, f.other))
+      ++c.gain;
+    if (rowMajor(a->getIdx(), f.slow, f.fast, f.divisor))
+      ++c.loss;
+  });
+  return c;
+}
+
+std::string parenthesized(const std::string &s) {
+  for (char ch : s)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_')
+      return "(" + s + ")";
+  return s;
+}
+
+/// Whether a body of the kernel names threadIdx.y, blockIdx.y, ... (the
+/// 2-D form swaps them; the 1-D form is for kernels without).
+bool usesThreadY(TransformContext &ctx, unsigned kernel) {
+  for (const Stmt *body : bodies(ctx, kernel)) {
+    BuiltinUses u;
+    u.TraverseStmt(const_cast<Stmt *>(body));
+    for (const auto &[key, m] : u.members)
+      if (llvm::StringRef(m.text).ends_with(".y"))
+        return true;
+  }
+  return false;
+}
 } // namespace
 
 std::string Coalesce::legality(TransformContext &ctx, Target t) const {
@@ -239,9 +430,21 @@ std::string Coalesce::legality(TransformContext &ctx, Target t) const {
     if (!u.asms.empty())
       return "the kernel contains inline assembly";
   }
-  if (!usesY)
-    return "the kernel does not use the y thread dimension";
   std::set<const FunctionDecl *> visited;
+  if (!usesY) {
+    FlatSplit f;
+    if (std::string why = matchFlatSplit(ctx, fd, f); !why.empty())
+      return why;
+    if (std::string why = calleeProblem(fd, visited, 0); !why.empty())
+      return why;
+    StrideCount c = countFlatStrides(ctx.unit.ast(), fd, f);
+    if (c.gain <= c.loss)
+      return "the 1-D form: splitting the id by '" + f.other + "' instead of '" + f.divisor +
+             "' makes " + std::to_string(c.gain) + " access(es) [" + f.fast->getNameAsString() +
+             " * " + f.other + " + " + f.slow->getNameAsString() +
+             "] adjacent across threads and " + std::to_string(c.loss) + " no longer: no gain";
+    return "";
+  }
   if (std::string why = calleeProblem(fd, visited, 0); !why.empty())
     return why;
   // 2. It pays: more accesses become unit-stride along threadIdx.x than stop being.
@@ -278,6 +481,16 @@ std::string Coalesce::legality(TransformContext &ctx, Target t) const {
 std::vector<ParamSpace> Coalesce::space(TransformContext &, Target) const { return {}; }
 
 llvm::Error Coalesce::apply(TransformContext &ctx, Target t, const PlanStep &) const {
+  // The 1-D form: the id split by the other extent, the launch unchanged.
+  // Its indices trade roles: the slow one (id / D) becomes id % OTHER.
+  const FunctionDecl *fd = ctx.unit.kernelDecl(t.kernel);
+  FlatSplit f;
+  if (!usesThreadY(ctx, t.kernel) && matchFlatSplit(ctx, fd, f).empty()) {
+    std::string id = f.id->getNameAsString(), w = parenthesized(f.other);
+    ctx.rewriter.ReplaceText(f.fastInit->getSourceRange(), id + " / " + w);
+    ctx.rewriter.ReplaceText(f.slowInit->getSourceRange(), id + " % " + w);
+    return llvm::Error::success();
+  }
   // 1. The kernel: x ↔ y on every builtin (one edit per source location).
   std::map<unsigned, BuiltinUses::Member> members;
   for (const Stmt *body : bodies(ctx, t.kernel)) {
