@@ -158,8 +158,11 @@ int heuristicRank(const PlanStep &s) {
     return 0;
   if (t == "warp-rows") { // offered where row loops read strided across threads (packed)
     std::string lanes = paramOf(s, "lanes"); // or where they are coalesced but few (spread)
-    if (paramOf(s, "layout") == "spread")    // more threads first, while a sector stays shared
-      return 5 + (lanes == "8" ? 0 : lanes == "4" ? 1 : lanes == "16" ? 2 : 3);
+    // Spread: more lanes per column first. The H100 sweep of 2026-12-07
+    // (docs/results/warp-rows-h200.md) ranked 16 lanes first on 5 of its 8
+    // train and validation programs, 8 second on 5; 2 lanes never paid.
+    if (paramOf(s, "layout") == "spread")
+      return 5 + (lanes == "16" ? 0 : lanes == "8" ? 1 : lanes == "4" ? 2 : 3);
     return 5 + (lanes == "32" ? 0 : lanes == "16" ? 1 : lanes == "8" ? 2 : 3);
   }
   if (t == "tile-shared")

@@ -437,14 +437,14 @@ TEST(Strategy, HeuristicRanksWarpRowsLayouts) {
   auto rank = [](const char *p) { return heuristicRank(step(p)); };
   EXPECT_LT(rank("@k: warp-rows(lanes=32)"), rank("@k: warp-rows(lanes=16)"));
   EXPECT_LT(rank("@k: warp-rows(lanes=8)"), rank("@k: warp-rows(lanes=4)"));
+  EXPECT_LT(rank("@k: warp-rows(lanes=16, layout=spread)"),
+            rank("@k: warp-rows(lanes=8, layout=spread)"));
   EXPECT_LT(rank("@k: warp-rows(lanes=8, layout=spread)"),
             rank("@k: warp-rows(lanes=4, layout=spread)"));
   EXPECT_LT(rank("@k: warp-rows(lanes=4, layout=spread)"),
-            rank("@k: warp-rows(lanes=16, layout=spread)"));
-  EXPECT_LT(rank("@k: warp-rows(lanes=16, layout=spread)"),
             rank("@k: warp-rows(lanes=2, layout=spread)"));
   EXPECT_LT(rank("@k: warp-rows(lanes=2, layout=spread)"), rank("@k: tile-shared(tile=32)"));
-  EXPECT_LT(rank("@k: warp-reduce"), rank("@k: warp-rows(lanes=8, layout=spread)"));
+  EXPECT_LT(rank("@k: warp-reduce"), rank("@k: warp-rows(lanes=16, layout=spread)"));
 }
 
 // persistent on a host loop: the owner form first, the cooperative grid
