@@ -67,9 +67,9 @@ std::unique_ptr<ContextHolder> ContextHolder::start(const std::string &evalExe, 
     ::close(in[1]);
     return nullptr;
   }
-  std::vector<std::string> words = {evalExe,         "--hold-context", "--gpu",
-                                    std::to_string(gpu), "--hold-max",
-                                    std::to_string(maxSeconds > 0 ? maxSeconds : 0)};
+  std::vector<std::string> words = {evalExe,      "--hold-context",
+                                    "--gpu",      std::to_string(gpu),
+                                    "--hold-max", std::to_string(maxSeconds > 0 ? maxSeconds : 0)};
   std::vector<char *> argv;
   for (std::string &w : words)
     argv.push_back(w.data());

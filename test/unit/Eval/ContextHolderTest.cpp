@@ -44,10 +44,12 @@ TEST(ContextHolder, HoldsUntilItsOwnerLetsGo) {
   Scratch s;
   ASSERT_FALSE(s.dir.empty());
   // Its arguments are cudal1-eval's; it ends on end-of-file, as the real one.
-  std::string exe = s.script("holder", "echo \"$@\" > '" + s.dir + "/args'\n"
-                                       "echo 'holding Stand-in GPU'\n"
-                                       "cat > /dev/null\n"
-                                       "touch '" + s.dir + "/saw-eof'\n");
+  std::string exe = s.script("holder", "echo \"$@\" > '" + s.dir +
+                                           "/args'\n"
+                                           "echo 'holding Stand-in GPU'\n"
+                                           "cat > /dev/null\n"
+                                           "touch '" +
+                                           s.dir + "/saw-eof'\n");
   std::string why;
   std::unique_ptr<ContextHolder> h = ContextHolder::start(exe, 1, 60, 10, why);
   ASSERT_TRUE(h) << why;
