@@ -1,7 +1,7 @@
 // cudal1-eval: evaluates a bundle of variants on this machine's GPU and
-// writes a results file. Flags only; the work is in lib/Eval.
-#include "cudal1/Eval/EvalDriver.h"
-#include "cudal1/Eval/Numbers.h"
+// writes a results file. Usage text only; the flags are parsed by
+// lib/Eval/EvalArgs.cpp and the work is in lib/Eval.
+#include "cudal1/Eval/EvalArgs.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -63,9 +63,6 @@ const char *kUsage =
     "  --screen N       with --race: rank by the median of N runs per variant\n"
     "                   (default 1: the verification run)\n";
 
-// Flag values: finite numbers only, so that the int casts below are defined.
-bool number(const char *s, double &out) { return parseFinite(s, 0, 1e9, out); }
-
 int usageError(const std::string &msg) {
   std::fprintf(stderr, "cudal1-eval: %s\n(try --help)\n", msg.c_str());
   return 1;
@@ -73,105 +70,17 @@ int usageError(const std::string &msg) {
 } // namespace
 
 int main(int argc, char **argv) {
-  EvalRequest req;
-  EvalOptions &opts = req.options;
-  cuda::WorkerArgs &worker = req.worker;
-  std::string &output = req.output;
-  bool &probe = req.probe;
-  int &rounds = req.rounds, &race = req.race, &screen = req.screen; // program bundles only
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&](const char *flag) -> const char * {
-      if (i + 1 >= argc) {
-        usageError(std::string(flag) + " needs a value");
-        std::exit(1);
-      }
-      return argv[++i];
-    };
-    auto num = [&](const char *flag) {
-      double d;
-      const char *v = value(flag);
-      if (!number(v, d)) {
-        usageError(std::string(flag) + ": '" + v + "' is not a number from 0 to 1e9");
-        std::exit(1);
-      }
-      return d;
-    };
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (a == "--version") {
-      std::printf("cudal1-eval 0.1.0 (bundle format 1, capture format 1, "
-                  "results format 1)\n");
-      return 0;
-    } else if (a == "--probe")
-      probe = true;
-    else if (a == "--hold-context")
-      req.holdContext = true;
-    else if (a == "--hold-max")
-      req.holdSeconds = num("--hold-max");
-    else if (a == "--gpu")
-      opts.gpu = worker.gpu = int(num("--gpu"));
-    else if (a == "--jobs")
-      opts.jobs = int(num("--jobs"));
-    else if (a == "--time-budget")
-      opts.timeBudget = num("--time-budget");
-    else if (a == "--window")
-      opts.window = worker.windowSeconds = num("--window");
-    else if (a == "--original-verified")
-      opts.originalVerified = true;
-    else if (a == "--time-all")
-      opts.race = worker.race = false;
-    else if (a == "--rounds")
-      rounds = std::max(1, int(num("--rounds")));
-    else if (a == "--race")
-      race = int(num("--race"));
-    else if (a == "--screen")
-      screen = std::max(1, int(num("--screen")));
-    else if (a == "--verify-jobs")
-      opts.verifyParallel = std::max(1, int(num("--verify-jobs")));
-    else if (a == "--verify-bundles")
-      opts.bundlesParallel = std::max(1, int(num("--verify-bundles")));
-    else if (a == "--verify-batch")
-      opts.verifyBatch = int(num("--verify-batch"));
-    else if (a == "--timeout")
-      opts.verifyTimeout = num("--timeout");
-    else if (a == "--seed") {
-      const char *v = value("--seed");
-      uint64_t seed = 0;
-      if (!parseInteger<uint64_t>(v, 0, UINT64_MAX, seed))
-        return usageError(std::string("--seed: '") + v + "' is not an unsigned integer");
-      opts.seed = worker.seed = seed;
-    } else if (a == "--keep-work")
-      opts.workDir = value("--keep-work"), opts.keepWork = true;
-    else if (a == "--compile-cache")
-      opts.compileCache = value("--compile-cache");
-    else if (a == "--phases")
-      req.phasesFile = value("--phases");
-    else if (a == "--keep-workers")
-      opts.keptWorkers = value("--keep-workers");
-    else if (a == "--worker-idle")
-      opts.keptWorkerIdle = worker.idleSeconds = num("--worker-idle");
-    else if (a == "--socket")
-      worker.socket = value("--socket");
-    else if (a == "-o" || a == "--output")
-      output = value("-o");
-    else if (a == "--worker")
-      worker.mode = value("--worker");
-    else if (a == "--bundle")
-      worker.bundleDir = value("--bundle");
-    else if (a == "--work")
-      worker.workDir = value("--work");
-    else if (a == "--candidate-timeout")
-      worker.candidateTimeout = num("--candidate-timeout");
-    else if (a == "--id")
-      worker.ids.push_back(value("--id"));
-    else if (!a.empty() && a[0] == '-')
-      return usageError("unknown option " + a);
-    else
-      req.bundleDirs.push_back(a);
+  Expected<EvalArgs> args = parseEvalArgs(std::vector<std::string>(argv + 1, argv + argc));
+  if (!args.ok())
+    return usageError(args.error().message());
+  if (args->help) {
+    std::fputs(kUsage, stdout);
+    return 0;
   }
-  if (worker.mode.empty() && !probe && !req.holdContext && req.bundleDirs.empty())
-    return usageError("no bundle given");
-  return runEvalRequest(req);
+  if (args->version) {
+    std::printf("cudal1-eval 0.1.0 (bundle format 1, capture format 1, "
+                "results format 1)\n");
+    return 0;
+  }
+  return runEvalRequest(args->request);
 }

@@ -10,6 +10,7 @@
 #include "cudal1/Eval/Bundle.h"
 #include "cudal1/Eval/Cuda.h"
 #include "cudal1/Eval/EntryName.h"
+#include "cudal1/Eval/EvalArgs.h"
 #include "cudal1/Eval/KeptWorkers.h"
 #include "cudal1/Eval/LaunchRemap.h"
 #include "cudal1/Eval/Numbers.h"
@@ -1096,44 +1097,13 @@ namespace {
 
 /// A kept worker's request: the words of `cudal1-eval --worker ...`.
 Expected<WorkerArgs> parseRequest(const std::vector<std::string> &words) {
-  WorkerArgs w;
-  for (size_t i = 0; i < words.size(); ++i) {
-    const std::string &a = words[i];
-    if (a == "--time-all") {
-      w.race = false;
-      continue;
-    }
-    if (i + 1 >= words.size())
-      return makeError("request: ", a, " without a value");
-    const std::string &v = words[++i];
-    double d = 0;
-    auto num = [&]() -> Status {
-      if (!parseFinite(v.c_str(), 0, 1e9, d))
-        return makeError("request: ", a, " '", v, "' is not a number");
-      return Status::success();
-    };
-    if (a == "--worker")
-      w.mode = v;
-    else if (a == "--bundle")
-      w.bundleDir = v;
-    else if (a == "--work")
-      w.workDir = v;
-    else if (a == "--id")
-      w.ids.push_back(v);
-    else if (a == "--gpu" || a == "--candidate-timeout" || a == "--window") {
-      TRY(num());
-      if (a == "--gpu")
-        w.gpu = int(d);
-      else if (a == "--candidate-timeout")
-        w.candidateTimeout = d;
-      else
-        w.windowSeconds = d;
-    } else if (a == "--seed") {
-      if (!parseInteger<uint64_t>(v.c_str(), 0, UINT64_MAX, w.seed))
-        return makeError("request: --seed '", v, "' is not an unsigned integer");
-    } else
-      return makeError("request: unknown word ", a);
-  }
+  Expected<EvalArgs> args = parseEvalArgs(words);
+  if (!args.ok())
+    return makeError("request: ", args.error().message());
+  if (args->help || args->version || !args->request.bundleDirs.empty() || args->request.probe ||
+      args->request.holdContext)
+    return makeError("request: a kept worker takes --worker and its flags only");
+  const WorkerArgs &w = args->request.worker;
   if (w.mode != "verify" && w.mode != "time")
     return makeError("request: a kept worker verifies or times, not '", w.mode, "'");
   if (w.ids.empty())
