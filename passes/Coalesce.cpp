@@ -224,7 +224,8 @@ struct FlatSplit {
 
 const Expr *bare(const Expr *e) { return e ? e->IgnoreParenImpCasts() : nullptr; }
 
-bool refersTo(const Expr *e, const VarDecl *v) {
+/// Whether `e`, without parentheses and casts, is the variable `v` itself.
+bool isVar(const Expr *e, const VarDecl *v) {
   auto *d = dyn_cast_or_null<DeclRefExpr>(bare(e));
   return d && d->getDecl() == v;
 }
@@ -248,13 +249,7 @@ std::string uniformExtent(ASTContext &ast, const Expr *e, const Stmt *body) {
   if (!why.empty())
     return why;
   forEachStmt(body, [&](const Stmt *c) {
-    const Expr *target = nullptr;
-    if (auto *bo = dyn_cast<BinaryOperator>(c); bo && bo->isAssignmentOp())
-      target = bo->getLHS();
-    else if (auto *uo = dyn_cast<UnaryOperator>(c);
-             uo && (uo->isIncrementDecrementOp() || uo->getOpcode() == UO_AddrOf))
-      target = uo->getSubExpr();
-    auto *d = target ? dyn_cast<DeclRefExpr>(bare(target)) : nullptr;
+    const DeclRefExpr *d = changedVariable(c);
     if (d && params.count(d->getDecl()) && why.empty())
       why = "the kernel changes (or takes the address of) '" + d->getDecl()->getNameAsString() +
             "', an extent of the split";
@@ -276,9 +271,9 @@ std::string matchFlatSplit(TransformContext &ctx, const FunctionDecl *fd, FlatSp
   const Expr *bound = nullptr;
   if (g->bound) {
     BinaryOperatorKind op = g->bound->getOpcode();
-    if (refersTo(g->bound->getLHS(), f.id) && op == (g->earlyReturn ? BO_GE : BO_LT))
+    if (isVar(g->bound->getLHS(), f.id) && op == (g->earlyReturn ? BO_GE : BO_LT))
       bound = g->bound->getRHS();
-    else if (refersTo(g->bound->getRHS(), f.id) && op == (g->earlyReturn ? BO_LE : BO_GT))
+    else if (isVar(g->bound->getRHS(), f.id) && op == (g->earlyReturn ? BO_LE : BO_GT))
       bound = g->bound->getLHS();
   }
   auto *limit = dyn_cast_or_null<BinaryOperator>(bare(bound));
@@ -290,7 +285,7 @@ std::string matchFlatSplit(TransformContext &ctx, const FunctionDecl *fd, FlatSp
   unsigned uses = 0;
   std::string why;
   forEachStmt(fd->getBody(), [&](const Stmt *c) {
-    if (refersTo(dyn_cast<Expr>(c), f.id) && isa<DeclRefExpr>(c))
+    if (isVar(dyn_cast<Expr>(c), f.id) && isa<DeclRefExpr>(c))
       ++uses;
     auto *vd = dyn_cast<DeclStmt>(c);
     if (!vd)
@@ -298,7 +293,7 @@ std::string matchFlatSplit(TransformContext &ctx, const FunctionDecl *fd, FlatSp
     for (const Decl *d : vd->decls()) {
       auto *v = dyn_cast<VarDecl>(d);
       auto *bo = v ? dyn_cast_or_null<BinaryOperator>(bare(v->getInit())) : nullptr;
-      if (!bo || !refersTo(bo->getLHS(), f.id) ||
+      if (!bo || !isVar(bo->getLHS(), f.id) ||
           (bo->getOpcode() != BO_Rem && bo->getOpcode() != BO_Div))
         continue;
       std::string d2 = spelled(ast, bare(bo->getRHS()));
@@ -331,13 +326,8 @@ std::string matchFlatSplit(TransformContext &ctx, const FunctionDecl *fd, FlatSp
              "intrinsic (which thread handles an element would matter)";
   // The two indices keep the values the split gave them.
   forEachStmt(fd->getBody(), [&](const Stmt *c) {
-    const Expr *target = nullptr;
-    if (auto *bo = dyn_cast<BinaryOperator>(c); bo && bo->isAssignmentOp())
-      target = bo->getLHS();
-    else if (auto *uo = dyn_cast<UnaryOperator>(c);
-             uo && (uo->isIncrementDecrementOp() || uo->getOpcode() == UO_AddrOf))
-      target = uo->getSubExpr();
-    if (target && (refersTo(target, f.fast) || refersTo(target, f.slow)) && why.empty())
+    const DeclRefExpr *d = changedVariable(c);
+    if (d && (d->getDecl() == f.fast || d->getDecl() == f.slow) && why.empty())
       why = "the 1-D form: the kernel changes (or takes the address of) an index of the split";
   });
   return why;
@@ -351,10 +341,10 @@ StrideCount countFlatStrides(ASTContext &ast, const FunctionDecl *fd, const Flat
   auto isTerm = [&](const Expr *mul, const Expr *add, const VarDecl *row, const VarDecl *col,
                     const std::string &width) {
     auto *m = dyn_cast<BinaryOperator>(bare(mul));
-    if (!m || m->getOpcode() != BO_Mul || !refersTo(add, col))
+    if (!m || m->getOpcode() != BO_Mul || !isVar(add, col))
       return false;
-    return (refersTo(m->getLHS(), row) && spelled(ast, bare(m->getRHS())) == width) ||
-           (refersTo(m->getRHS(), row) && spelled(ast, bare(m->getLHS())) == width);
+    return (isVar(m->getLHS(), row) && spelled(ast, bare(m->getRHS())) == width) ||
+           (isVar(m->getRHS(), row) && spelled(ast, bare(m->getLHS())) == width);
   };
   auto rowMajor = [&](const Expr *idx, const VarDecl *row, const VarDecl *col,
                       const std::string &width) {

@@ -555,13 +555,7 @@ std::string flatSplit(ASTContext &ast, Pattern &p) {
            "' that is not split into (row, col) by '/' or '%' (no 2-D index space to tile)";
   // The divisor's parameters must keep their values (each thread reads W).
   forEachStmt(p.body, [&](const Stmt *c) {
-    const Expr *target = nullptr;
-    if (auto *bo = dyn_cast<BinaryOperator>(c); bo && bo->isAssignmentOp())
-      target = bo->getLHS();
-    else if (auto *uo = dyn_cast<UnaryOperator>(c);
-             uo && (uo->isIncrementDecrementOp() || uo->getOpcode() == UO_AddrOf))
-      target = uo->getSubExpr();
-    auto *dre = target ? dyn_cast<DeclRefExpr>(target->IgnoreParenImpCasts()) : nullptr;
+    const DeclRefExpr *dre = changedVariable(c);
     if (dre && why.empty() && (isa<ParmVarDecl>(dre->getDecl()) || dre->getDecl() == p.x))
       why = "the kernel changes (or takes the address of) '" + dre->getDecl()->getNameAsString() +
             "' at line " + std::to_string(lineOf(ast, dre->getBeginLoc())) +

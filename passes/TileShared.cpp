@@ -284,18 +284,6 @@ std::vector<unsigned> definitionLaunches(TransformContext &ctx, unsigned kernel)
   return launches;
 }
 
-/// The variable `c` assigns, increments or decrements, or takes the
-/// address of, when it names one directly; else null.
-const DeclRefExpr *changedVariable(const Stmt *c) {
-  const Expr *target = nullptr;
-  if (auto *bo = dyn_cast<BinaryOperator>(c); bo && bo->isAssignmentOp())
-    target = bo->getLHS();
-  else if (auto *uo = dyn_cast<UnaryOperator>(c);
-           uo && (uo->isIncrementDecrementOp() || uo->getOpcode() == UO_AddrOf))
-    target = uo->getSubExpr();
-  return target ? dyn_cast<DeclRefExpr>(target->IgnoreParenImpCasts()) : nullptr;
-}
-
 /// The square block size every launch of the kernel (and of its template
 /// siblings) uses, if it is a constant dim3(T, T[, 1]); else the reason.
 std::string squareBlock(TransformContext &ctx, unsigned kernel, unsigned &tile) {

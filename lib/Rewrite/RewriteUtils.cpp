@@ -27,6 +27,16 @@ void cudal1::forEachStmt(const Stmt *s, const std::function<void(const Stmt *)> 
     forEachStmt(c, fn);
 }
 
+const DeclRefExpr *cudal1::changedVariable(const Stmt *s) {
+  const Expr *target = nullptr;
+  if (auto *bo = dyn_cast<BinaryOperator>(s); bo && bo->isAssignmentOp())
+    target = bo->getLHS();
+  else if (auto *uo = dyn_cast<UnaryOperator>(s);
+           uo && (uo->isIncrementDecrementOp() || uo->getOpcode() == UO_AddrOf))
+    target = uo->getSubExpr();
+  return target ? dyn_cast<DeclRefExpr>(target->IgnoreParenImpCasts()) : nullptr;
+}
+
 bool cudal1::refersTo(const clang::Stmt *s, const clang::VarDecl *v) {
   bool found = false;
   forEachStmt(s, [&](const clang::Stmt *c) {

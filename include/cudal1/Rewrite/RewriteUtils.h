@@ -14,6 +14,7 @@
 
 namespace clang {
 class ASTContext;
+class DeclRefExpr;
 class Expr;
 class Stmt;
 class FunctionDecl;
@@ -28,6 +29,10 @@ std::string spelled(clang::ASTContext &ctx, const clang::Stmt *s);
 /// Calls fn on s and every statement below it, preorder; also looks through
 /// OpaqueValueExprs, behind which the builtins (threadIdx.x) hide their base.
 void forEachStmt(const clang::Stmt *s, const std::function<void(const clang::Stmt *)> &fn);
+
+/// The variable `s` assigns, increments or decrements, or takes the address
+/// of, when it names one directly; else null.
+const clang::DeclRefExpr *changedVariable(const clang::Stmt *s);
 
 /// Whether `s` names the variable `v` anywhere below it.
 bool refersTo(const clang::Stmt *s, const clang::VarDecl *v);
