@@ -285,7 +285,7 @@ std::string matchFlatSplit(TransformContext &ctx, const FunctionDecl *fd, FlatSp
   unsigned uses = 0;
   std::string why;
   forEachStmt(fd->getBody(), [&](const Stmt *c) {
-    if (isVar(dyn_cast<Expr>(c), f.id) && isa<DeclRefExpr>(c))
+    if (auto *d = dyn_cast<DeclRefExpr>(c); d && d->getDecl() == f.id)
       ++uses;
     auto *vd = dyn_cast<DeclStmt>(c);
     if (!vd)

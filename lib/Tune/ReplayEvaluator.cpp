@@ -228,8 +228,7 @@ ReplayEvaluator::~ReplayEvaluator() {
     background.join();
   if (referenceThread.joinable())
     referenceThread.join();
-  if (!work.empty())
-    stopKeptWorkers(keptWorkersDir());
+  stopWorkers();
   if (referencesAhead) // never captured: the derivations go unused
     for (llvm::Expected<ReferenceKernel> &r : *referencesAhead)
       if (!r)

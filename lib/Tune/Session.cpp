@@ -412,10 +412,10 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
                       "measured here. Use --emit-bundle DIR, run cudal1-eval DIR on a GPU "
                       "machine, then --import-results DIR");
       if (o.holdContext) {
-        ReplayOptions where;
         std::string why;
-        contextHolder = ContextHolder::start(evalExecutable(where), 0, kHoldContextSeconds,
-                                             /*waitSeconds=*/30, why);
+        contextHolder =
+            ContextHolder::start(evalExecutable(ReplayOptions{}), 0, kHoldContextSeconds,
+                                 /*waitSeconds=*/30, why);
         if (contextHolder)
           note("a CUDA context is held on " + contextHolder->device() +
                " for the session: the programs run start on an awake GPU");
