@@ -467,16 +467,19 @@ void ReplayEvaluator::capture() {
          std::to_string(usable) + " kernel(s) judged by replay against the double reference");
 }
 
-std::string ReplayEvaluator::accepts(const Candidate &c) {
-  AddElapsed judging(phases.accepts); // the first call waits for the capture
-  // The capture run may have the GPU: nothing is judged beside it.
-  awaitCapture();
+std::string ReplayEvaluator::refusesWithoutCapture(const Candidate &c) const {
   if (c.kernel >= space.kernels.size())
     return "a combination across kernels";
   if (c.wholeProgram)
     return "a best plan measured once more as a whole program, for the final choice";
-  if (std::string why = whyNotReplayable(c.variant.plan, space.kernels[c.kernel].launches.size());
-      !why.empty())
+  return whyNotReplayable(c.variant.plan, space.kernels[c.kernel].launches.size());
+}
+
+std::string ReplayEvaluator::accepts(const Candidate &c) {
+  AddElapsed judging(phases.accepts); // the first call waits for the capture
+  // The capture run may have the GPU: nothing is judged beside it.
+  awaitCapture();
+  if (std::string why = refusesWithoutCapture(c); !why.empty())
     return why;
   capture();
   if (!captureError.empty())
@@ -743,10 +746,10 @@ llvm::Expected<size_t> writeKernelPlansPart(const std::string &dir, const Rewrit
   return plans.variants.size();
 }
 
-JudgingEvaluator::JudgingEvaluator(VariantEvaluator &r,
-                                   std::function<std::string(const Candidate &)> ok,
-                                   VariantEvaluator &p, std::function<void(const std::string &)> n)
-    : replay(r), program(p), replayable(std::move(ok)), note(std::move(n)) {}
+JudgingEvaluator::JudgingEvaluator(VariantEvaluator &r, Why ok, VariantEvaluator &p,
+                                   std::function<void(const std::string &)> n, Why only)
+    : replay(r), program(p), replayable(std::move(ok)), programOnly(std::move(only)),
+      note(std::move(n)) {}
 
 std::string JudgingEvaluator::gpuName() const {
   std::string g = program.gpuName();
@@ -755,30 +758,48 @@ std::string JudgingEvaluator::gpuName() const {
 
 llvm::Expected<std::vector<Measurement>>
 JudgingEvaluator::evaluate(const std::vector<Candidate> &cands) {
-  std::vector<Candidate> toReplay, toProgram;
-  std::vector<size_t> replayAt, programAt;
-  for (size_t i = 0; i < cands.size(); ++i) {
-    std::string why = replayable(cands[i]);
-    if (why.empty()) {
-      toReplay.push_back(cands[i]);
-      replayAt.push_back(i);
-    } else {
-      toProgram.push_back(cands[i]);
-      programAt.push_back(i);
-    }
-  }
-  std::vector<Measurement> out(cands.size());
-  // The whole programs build while the replay has the GPU (issue 15 item 5).
-  std::thread building;
-  if (!toReplay.empty() && !toProgram.empty())
-    building = std::thread([&] { program.prepare(toProgram); });
+  // The whole programs build while the replay has the GPU (issue 15 item
+  // 5). Those the plan alone sends there start before `replayable`, which
+  // in the first round waits for the capture's build and run; the rest
+  // that the capture refuses start after it. A round with nothing to
+  // replay builds in program.evaluate on every core instead.
+  std::vector<bool> decided(cands.size(), false);
+  std::vector<Candidate> early;
+  if (programOnly)
+    for (size_t i = 0; i < cands.size(); ++i)
+      if (!programOnly(cands[i]).empty()) {
+        decided[i] = true;
+        early.push_back(cands[i]);
+      }
+  std::vector<std::thread> building;
   struct JoinAtExit {
-    std::thread &t;
+    std::vector<std::thread> &ts;
     ~JoinAtExit() {
-      if (t.joinable())
-        t.join();
+      for (std::thread &t : ts)
+        if (t.joinable())
+          t.join();
     }
   } joinAtExit{building};
+  bool mayReplay = std::find(decided.begin(), decided.end(), false) != decided.end();
+  if (mayReplay && !early.empty())
+    building.emplace_back([this, &early] { program.prepare(early); });
+
+  std::vector<Candidate> toReplay, toProgram, late;
+  std::vector<size_t> replayAt, programAt;
+  for (size_t i = 0; i < cands.size(); ++i) {
+    if (decided[i] || !replayable(cands[i]).empty()) {
+      if (!decided[i])
+        late.push_back(cands[i]);
+      toProgram.push_back(cands[i]);
+      programAt.push_back(i);
+    } else {
+      toReplay.push_back(cands[i]);
+      replayAt.push_back(i);
+    }
+  }
+  if (!toReplay.empty() && !late.empty())
+    building.emplace_back([this, &late] { program.prepare(late); });
+  std::vector<Measurement> out(cands.size());
   if (!toReplay.empty()) {
     llvm::Expected<std::vector<Measurement>> r = replay.evaluate(toReplay);
     if (!r) {
@@ -794,8 +815,11 @@ JudgingEvaluator::evaluate(const std::vector<Candidate> &cands) {
         out[replayAt[j]] = std::move((*r)[j]);
     }
   }
-  if (building.joinable())
-    building.join(); // what it built is found in the cache once it is done
+  // What they built is found in the cache once they are done.
+  auto waitStart = std::chrono::steady_clock::now();
+  for (std::thread &t : building)
+    t.join();
+  buildWait += std::chrono::duration<double>(std::chrono::steady_clock::now() - waitStart).count();
   if (!toProgram.empty()) {
     llvm::Expected<std::vector<Measurement>> p = program.evaluate(toProgram);
     if (!p)

@@ -216,7 +216,8 @@ std::string formatTimings(const SessionTimings &t) {
   // overlap the first round's deriving; its parses follow them), the
   // strategy, the program evaluations' own bookkeeping (writing bundles), a
   // replay's failure judged again.
-  double other = std::max(0.0, t.rounds - rt.wall - rt.accepts - t.derive - program);
+  double other =
+      std::max(0.0, t.rounds - rt.wall - rt.accepts - t.derive - program - t.programBuildWait);
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("time: {0:F1} s in all: legal space {1:F1} s, reference program {2:F1} s, "
@@ -241,9 +242,10 @@ std::string formatTimings(const SessionTimings &t) {
                         t.programFoundBuilt, program > 0 ? 60.0 * t.programVariants / program : 0.0,
                         t.programOriginal, t.programVerify, t.programRounds);
   if (t.rounds > 0)
-    os << llvm::formatv("  the rest of the rounds: waiting for the capture {0:F1} s; proposals, "
-                        "bundles {1:F1} s\n",
-                        rt.accepts, other);
+    os << llvm::formatv("  the rest of the rounds: waiting for the capture {0:F1} s, for the "
+                        "whole programs' builds after a replay {2:F1} s; proposals, bundles "
+                        "{1:F1} s\n",
+                        rt.accepts, other, t.programBuildWait);
   return text;
 }
 
@@ -446,7 +448,10 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
         judgingEvaluator = std::make_unique<JudgingEvaluator>(
             *replayEvaluator,
             [r = replayEvaluator.get()](const Candidate &c) { return r->accepts(c); },
-            *programEvaluator, note);
+            *programEvaluator, note,
+            [r = replayEvaluator.get()](const Candidate &c) {
+              return r->refusesWithoutCapture(c);
+            });
         evaluator = judgingEvaluator.get();
       }
     } else {
@@ -552,6 +557,8 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
   timings.derive = tuner.deriveSeconds();
   if (replayEvaluator)
     timings.replay = replayEvaluator->times();
+  if (judgingEvaluator)
+    timings.programBuildWait = judgingEvaluator->buildWaitSeconds();
   for (const TuneRecord &rec : r->records)
     timings.programVariants +=
         rec.result.judge == Judge::Program && rec.result.outcome != Outcome::Refused;

@@ -121,6 +121,10 @@ public:
   /// "" when this candidate is judged by replay; else why not. The first
   /// call captures (build and run the instrumented program once).
   std::string accepts(const Candidate &c);
+  /// Of accepts()' reasons, those the plan alone gives (a combination, a
+  /// host plan, a whole-program re-measurement): answered without waiting
+  /// for the capture; "" may still be refused by accepts().
+  std::string refusesWithoutCapture(const Candidate &c) const;
   llvm::Expected<std::vector<Measurement>>
   evaluate(const std::vector<Candidate> &candidates) override;
   std::string gpuName() const override { return gpu; }
@@ -200,17 +204,24 @@ llvm::Expected<size_t> writeKernelPlansPart(const std::string &dir, const Rewrit
 /// are judged by `program` with a note.
 class JudgingEvaluator : public VariantEvaluator {
 public:
-  JudgingEvaluator(VariantEvaluator &replay,
-                   std::function<std::string(const Candidate &)> replayable,
-                   VariantEvaluator &program, std::function<void(const std::string &)> note = {});
+  using Why = std::function<std::string(const Candidate &)>;
+  /// `replayable` may wait for the capture; `programOnly` (optional) says
+  /// at once which candidates are whole programs whatever the capture
+  /// holds (host plans, combinations): their builds start before the wait.
+  JudgingEvaluator(VariantEvaluator &replay, Why replayable, VariantEvaluator &program,
+                   std::function<void(const std::string &)> note = {}, Why programOnly = {});
   llvm::Expected<std::vector<Measurement>>
   evaluate(const std::vector<Candidate> &candidates) override;
   std::string gpuName() const override;
+  /// Seconds spent after a replay waiting for the whole programs' builds
+  /// that ran beside it (and beside the capture).
+  double buildWaitSeconds() const { return buildWait; }
 
 private:
   VariantEvaluator &replay, &program;
-  std::function<std::string(const Candidate &)> replayable;
+  Why replayable, programOnly;
   std::function<void(const std::string &)> note;
+  double buildWait = 0;
   std::map<size_t, std::string> noted; ///< kernels whose refusal was noted
 };
 

@@ -92,6 +92,8 @@ struct SessionTimings {
   /// Of programRun: the original's and the reference program's runs, the
   /// variants' verification runs, the timing rounds.
   double programOriginal = 0, programVerify = 0, programRounds = 0;
+  /// Waiting, after a replay, for the whole programs built beside it.
+  double programBuildWait = 0;
   unsigned programBuilt = 0, programFoundBuilt = 0;
 };
 /// "time: ..." lines for people, printed after the session summary.

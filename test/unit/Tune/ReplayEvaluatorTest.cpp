@@ -12,8 +12,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <thread>
 
 #include <fstream>
@@ -290,12 +292,14 @@ public:
   }
   std::string gpuName() const override { return "NVIDIA H200"; }
   void prepare(const std::vector<Candidate> &cs) override {
+    std::lock_guard<std::mutex> lock(preparing); // two prepares may run at once
     for (const Candidate &c : cs)
       prepared.push_back(c.id);
     preparedNow = true;
   }
   Judge judge;
   bool failing;
+  std::mutex preparing;
   std::vector<std::string> prepared;
   std::atomic<bool> preparedNow{false};
 };
@@ -371,6 +375,45 @@ TEST(JudgingEvaluator, WholeProgramsBuildDuringTheReplay) {
       nullptr);
   ASSERT_TRUE(bool(k.evaluate({cand("v3", 0, "@k: fuse")})));
   EXPECT_TRUE(alone.prepared.empty());
+}
+
+// In the first round `replayable` waits for the capture: the plans that
+// are whole programs whatever it holds (programOnly) build during that
+// wait, those the capture refuses after it, beside the replay.
+TEST(JudgingEvaluator, HostPlansBuildWhileTheCaptureIsAwaited) {
+  Scripted program(Judge::Program), replay(Judge::ReplayReference);
+  bool sawPrepare = false;
+  JudgingEvaluator j(
+      replay,
+      [&](const Candidate &c) {
+        for (int i = 0; i < 1000 && !program.preparedNow; ++i) // the capture's wait
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        sawPrepare = sawPrepare || program.preparedNow;
+        if (c.id == "v3")
+          return std::string("no launch of this kernel was captured");
+        return whyNotReplayable(c.variant.plan, 1);
+      },
+      program, nullptr, [](const Candidate &c) { return whyNotReplayable(c.variant.plan, 1); });
+  llvm::Expected<std::vector<Measurement>> r =
+      j.evaluate({cand("v1", 0, "@k: warp-reduce"), cand("v2", 0, "@k: fuse"),
+                  cand("v3", 0, "@k: restrict")});
+  ASSERT_TRUE(bool(r));
+  EXPECT_TRUE(sawPrepare);
+  std::vector<std::string> prepared = program.prepared;
+  std::sort(prepared.begin(), prepared.end());
+  EXPECT_EQ(prepared, (std::vector<std::string>{"v2", "v3"}));
+  EXPECT_EQ(replay.seen, (std::vector<std::string>{"v1"}));
+  EXPECT_EQ(program.seen, (std::vector<std::string>{"v2", "v3"}));
+  EXPECT_EQ((*r)[2].judge, Judge::Program);
+  EXPECT_GE(j.buildWaitSeconds(), 0.0);
+  // A round of host plans only has no replay to overlap: evaluate() builds.
+  Scripted alone(Judge::Program);
+  JudgingEvaluator k(
+      replay, [](const Candidate &c) { return whyNotReplayable(c.variant.plan, 1); }, alone,
+      nullptr, [](const Candidate &c) { return whyNotReplayable(c.variant.plan, 1); });
+  ASSERT_TRUE(bool(k.evaluate({cand("v4", 0, "@k: fuse"), cand("v5", 0, "@sync#0: drop-sync")})));
+  EXPECT_TRUE(alone.prepared.empty());
+  EXPECT_EQ(alone.seen, (std::vector<std::string>{"v4", "v5"}));
 }
 
 TEST(JudgingEvaluator, ReplayFailureFallsBackToProgram) {
