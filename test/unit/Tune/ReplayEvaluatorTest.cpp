@@ -394,9 +394,8 @@ TEST(JudgingEvaluator, HostPlansBuildWhileTheCaptureIsAwaited) {
         return whyNotReplayable(c.variant.plan, 1);
       },
       program, nullptr, [](const Candidate &c) { return whyNotReplayable(c.variant.plan, 1); });
-  llvm::Expected<std::vector<Measurement>> r =
-      j.evaluate({cand("v1", 0, "@k: warp-reduce"), cand("v2", 0, "@k: fuse"),
-                  cand("v3", 0, "@k: restrict")});
+  llvm::Expected<std::vector<Measurement>> r = j.evaluate(
+      {cand("v1", 0, "@k: warp-reduce"), cand("v2", 0, "@k: fuse"), cand("v3", 0, "@k: restrict")});
   ASSERT_TRUE(bool(r));
   EXPECT_TRUE(sawPrepare);
   std::vector<std::string> prepared = program.prepared;
