@@ -851,12 +851,27 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
   // runs, interleaved and checked); only the fastest enter the rounds.
   if (opts.raceKeep > 0 && timed.size() - 1 > size_t(opts.raceKeep)) {
     std::vector<size_t> ranked(timed.begin() + 1, timed.end());
+    // Clear losers by their verification run need no more runs to be
+    // ranked out (a final round's single kernels beside their combination
+    // are several times slower): cut at the raceKeep-th fastest run.
+    std::set<size_t> clearLosers;
+    double cut = 0;
+    if (opts.screenRuns > 1 && opts.screenMargin > 0) {
+      std::vector<double> first;
+      for (size_t i : ranked)
+        first.push_back(screenMs[i].front());
+      std::nth_element(first.begin(), first.begin() + (opts.raceKeep - 1), first.end());
+      cut = first[size_t(opts.raceKeep - 1)];
+      for (size_t i : ranked)
+        if (screenMs[i].front() > cut * (1 + opts.screenMargin))
+          clearLosers.insert(i);
+    }
     for (int extra = 1; extra < opts.screenRuns; ++extra) {
       std::vector<size_t> order = ranked;
       std::shuffle(order.begin(), order.end(), rng);
       for (size_t i : order) {
         VariantResult &v = res.results[i];
-        if (v.outcome != Outcome::Ok)
+        if (v.outcome != Outcome::Ok || clearLosers.count(i))
           continue;
         progress("screen " + std::to_string(extra + 1) + " " + v.id);
         Run r = runOnce(i);
@@ -885,10 +900,17 @@ Expected<EvalResults> evaluateProgramBundle(const ProgramBundle &b,
     double originalMs = std::min(timeOf(o1), timeOf(o2));
     for (size_t k = keep; k < ranked.size(); ++k)
       res.results[ranked[k]].details.push_back(
-          std::string(opts.screenRuns > 1 ? "not timed: the median of its screening runs ("
-                                          : "not timed: its verification run (") +
-          formatDouble(ms[ranked[k]]) + " ms; original " + formatDouble(originalMs) +
-          " ms) was not among the " + std::to_string(opts.raceKeep) + " fastest (--race)");
+          clearLosers.count(ranked[k])
+              ? "not timed: its verification run (" + formatDouble(ms[ranked[k]]) +
+                    " ms; original " + formatDouble(originalMs) + " ms) was more than " +
+                    formatDouble(100 * opts.screenMargin) + "% slower than " + formatDouble(cut) +
+                    " ms, the slowest of the " + std::to_string(opts.raceKeep) +
+                    " fastest verification runs: not screened further (--race)"
+              : std::string(opts.screenRuns > 1 ? "not timed: the median of its screening runs ("
+                                                : "not timed: its verification run (") +
+                    formatDouble(ms[ranked[k]]) + " ms; original " + formatDouble(originalMs) +
+                    " ms) was not among the " + std::to_string(opts.raceKeep) +
+                    " fastest (--race)");
     std::sort(timed.begin(), timed.end());
   }
 

@@ -105,6 +105,11 @@ struct ProgramEvalOptions {
   /// verification run and screenRuns - 1 more, interleaved); 1: the
   /// verification run alone.
   int screenRuns = 1;
+  /// With screenRuns > 1: a verified variant whose verification run took
+  /// more than (1 + screenMargin) times the raceKeep-th fastest one's is a
+  /// clear loser, ranked by that run alone (no more screening runs); 0:
+  /// every verified variant is screened.
+  double screenMargin = 0;
   /// Racing in the rounds (issue 15 item 5): after a few rounds a variant
   /// that cannot win stops being timed, and the rounds end when one variant
   /// is left and decided faster. Off for a reproducibility check, which

@@ -557,6 +557,50 @@ TEST(ProgramEval, ScreeningRunsRankByTheMedian) {
   runProcess({"rm", "-rf", dir}, 30);
 }
 
+// Clear losers (screenMargin): a variant whose verification run is more
+// than 25% slower than the raceKeep-th fastest one gets no screening runs;
+// the close ones are screened as before.
+TEST(ProgramEval, ClearLosersAreNotScreened) {
+  std::string dir = makeTempDir();
+  auto counter = [&](const char *name) { return runCounter(dir + "/" + name); };
+  ProgramBundle b = scriptBundle(dir);
+  b.timeRegex = "^gpu_ms=(\\S+)";
+  writeScript(dir + "/original.sh", "echo checksum=1; echo gpu_ms=50");
+  writeScript(dir + "/fast.sh", counter("fast.n") + "echo checksum=1; echo gpu_ms=20");
+  writeScript(dir + "/close.sh", counter("close.n") + "echo checksum=1; echo gpu_ms=23");
+  writeScript(dir + "/slow.sh", counter("slow.n") + "echo checksum=1; echo gpu_ms=40");
+  b.variants.push_back({"fast", "fast.sh", false});
+  b.variants.push_back({"close", "close.sh", false});
+  b.variants.push_back({"slow", "slow.sh", false});
+  ProgramEvalOptions opts;
+  opts.jobs = 1;
+  opts.maxRounds = 2;
+  opts.raceKeep = 1;
+  opts.screenRuns = 3;
+  opts.screenMargin = 0.25;
+  Expected<EvalResults> r = evaluateProgramBundle(b, opts);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  auto runs = [&](const char *name) {
+    std::ifstream in(dir + "/" + name);
+    int n = 0;
+    in >> n;
+    return n;
+  };
+  EXPECT_EQ(runs("slow.n"), 1);  // verified only
+  EXPECT_EQ(runs("close.n"), 3); // verified and screened twice
+  EXPECT_TRUE(r->find("fast")->timed);
+  EXPECT_FALSE(r->find("slow")->timed);
+  EXPECT_EQ(r->find("slow")->outcome, Outcome::Ok);
+  EXPECT_NE(r->find("slow")->details.back().find(
+                "was more than 25% slower than 20 ms, the slowest of the 1 fastest"),
+            std::string::npos)
+      << r->find("slow")->details.back();
+  EXPECT_NE(r->find("close")->details.back().find("median of its screening runs (23"),
+            std::string::npos)
+      << r->find("close")->details.back();
+  runProcess({"rm", "-rf", dir}, 30);
+}
+
 // The program-level double-reference rule (issue 15 item 2), on scripted
 // outputs: r is the reference program's number, o the original's.
 TEST(ReferenceRule, CloserToTheReferenceThanTheOriginalPasses) {
