@@ -764,7 +764,8 @@ JudgingEvaluator::evaluate(const std::vector<Candidate> &cands) {
   // that the capture refuses start after it. A round with nothing to
   // replay builds in program.evaluate on every core instead.
   std::vector<bool> decided(cands.size(), false);
-  std::vector<Candidate> early;
+  // Declared before the threads that read them, so they outlive the joins.
+  std::vector<Candidate> early, late;
   if (programOnly)
     for (size_t i = 0; i < cands.size(); ++i)
       if (!programOnly(cands[i]).empty()) {
@@ -784,7 +785,7 @@ JudgingEvaluator::evaluate(const std::vector<Candidate> &cands) {
   if (mayReplay && !early.empty())
     building.emplace_back([this, &early] { program.prepare(early); });
 
-  std::vector<Candidate> toReplay, toProgram, late;
+  std::vector<Candidate> toReplay, toProgram;
   std::vector<size_t> replayAt, programAt;
   for (size_t i = 0; i < cands.size(); ++i) {
     if (decided[i] || !replayable(cands[i]).empty()) {
