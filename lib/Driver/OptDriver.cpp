@@ -53,6 +53,10 @@ std::string misuse(const OptRequest &r) {
     return "--continue is used only with --emit-bundle or --import-results";
   if (!r.transforms.empty() && !r.tune && !r.emitBundle)
     return "--transforms is used only with --tune and --emit-bundle";
+  if (r.searchOnly && !r.tune)
+    return "--search-only is used only with --tune";
+  if (r.searchOnly && (r.output != "-" || r.report))
+    return "--search-only writes no output and no report: leave out -o and --report";
   if ((r.race || r.screen) && !r.tune)
     return "--race and --screen are used only with --tune (for a bundle: cudal1-eval --race)";
   if ((r.gpuArch || r.gpuName) && !r.apply)
@@ -193,6 +197,7 @@ int runTuning(const OptRequest &r, const RewriteInput &in) {
   so.screen = r.screen.value_or(1);
   so.judge = r.judge;
   so.holdContext = r.holdContext;
+  so.searchOnly = r.searchOnly;
   so.strategy = r.strategy.empty() ? defaultStrategy() : r.strategy;
   so.seed = r.seed;
   so.transforms = r.transforms;

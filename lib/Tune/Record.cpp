@@ -86,8 +86,8 @@ llvm::Error recordSession(TuneDB &db, const TuneSpace &space, const TuneResult &
   if (!ids)
     return ids.takeError();
   for (const KernelBest &b : r.best) {
-    if (b.tried == 0)
-      continue; // not measured here: an earlier choice stands
+    if (b.tried == 0 || r.searchOnly)
+      continue; // not measured here, or nothing chosen: an earlier choice stands
     BestChoice c;
     c.kernelKey = b.key;
     c.gpu = gpu;

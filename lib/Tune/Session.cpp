@@ -165,6 +165,14 @@ void makeFinal(TuneResult &r, const TuneSpace &space, const TuneRecord &rec) {
 
 } // namespace
 
+void chooseNothing(TuneResult &r) {
+  r.searchOnly = true;
+  r.finalPlan = Plan{};
+  r.finalKernels.clear();
+  for (KernelBest &b : r.best)
+    b.inFinal = false;
+}
+
 void applyCheck(TuneResult &r, const ReproCheck &check) {
   r.check = check;
   if (check.passed)
@@ -279,7 +287,10 @@ std::string formatSessionSummary(const TuneResult &r) {
   for (const auto &o : outcomes)
     os << " " << o.first << "=" << o.second;
   os << "\n";
-  if (r.finalPlan.steps.empty() && !r.rejectedPlan.steps.empty())
+  if (r.searchOnly)
+    os << "result: none chosen (--search-only: the measurements are recorded, nothing is "
+          "checked, chosen or written)\n";
+  else if (r.finalPlan.steps.empty() && !r.rejectedPlan.steps.empty())
     os << "result: the best plan did not hold up in the reproducibility check; the original "
           "is kept\n";
   else if (r.finalPlan.steps.empty())
@@ -376,6 +387,7 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
   to.budget = o.budget;
   to.timeLimit = o.timeLimit;
   to.progress = o.progress;
+  to.combine = !o.searchOnly;
   Tuner tuner(in, *space, *strategy, to);
 
   // The reference program judges program-level variants (docs/Reference.md):
@@ -574,6 +586,8 @@ SessionStatus runSession(const RewriteInput &in, const SessionOptions &o,
     timings.programVerify = programEvaluator->verifyRunSeconds();
     timings.programRounds = programEvaluator->roundsRunSeconds();
   }
+  if (o.searchOnly)
+    chooseNothing(*r);
   stage = std::chrono::steady_clock::now();
   // 6. The final plan once more, as a whole program, in a measurement of its
   // own with more rounds: used only if it holds up there.

@@ -81,6 +81,11 @@ Opt<bool> holdContext("hold-context",
                                "so that each starts on an awake GPU (default true; "
                                "--hold-context=false to measure without)"),
                       cl::init(true), cl::cat(cat));
+Opt<bool> searchOnly("search-only",
+                     cl::desc("--tune: measure the budget's plans and record them, and choose "
+                              "nothing: no final round, no reproducibility check, no best "
+                              "choice, no output (an evaluation's or a data campaign's run)"),
+                     cl::cat(cat));
 Opt<S> strategy("strategy",
                 cl::desc("policy (the default when a model is installed, docs/Policy.md), "
                          "heuristic (the default otherwise) or random"),
@@ -152,6 +157,7 @@ int main(int argc, char **argv) {
   r.screen = given(screen);
   r.judge = judge;
   r.holdContext = holdContext;
+  r.searchOnly = searchOnly;
   r.strategy = strategy;
   r.seed = seed;
   r.transforms.assign(transforms.begin(), transforms.end());

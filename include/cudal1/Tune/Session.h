@@ -37,6 +37,12 @@ struct SessionOptions {
   /// --tune: a process holds a CUDA context for the session, so that the
   /// programs it runs find the GPU awake (Eval/ContextHolder.h).
   bool holdContext = true;
+  /// --tune: the budget's plans are measured and recorded, and nothing is
+  /// chosen: no whole-program round of the bests, no reproducibility
+  /// check, no best choice in the database, no output. What an evaluation
+  /// of the strategies (bench/policy/protocol) or a data campaign needs:
+  /// the measurements, at about half the session's time.
+  bool searchOnly = false;
   std::string strategy = "heuristic";
   uint64_t seed = 1;
   /// Only these transforms' steps are proposed (--transforms); empty: all.
@@ -76,6 +82,11 @@ SessionStatus runSession(const RewriteInput &input, const SessionOptions &option
 /// Takes the reproducibility check into the result: a failed check empties
 /// the final plan (and with it every best choice of this session).
 void applyCheck(TuneResult &result, const ReproCheck &check);
+
+/// --search-only: the result keeps its measurements and per-kernel bests
+/// (for the table) but chooses nothing: no final plan, no best choice to
+/// record.
+void chooseNothing(TuneResult &result);
 
 /// The table printed at the end of a session.
 std::string formatSessionSummary(const TuneResult &result);

@@ -149,6 +149,9 @@ struct TuneResult {
   Plan rejectedPlan;
   /// The kernels (indices into `best`) whose plans the final plan holds.
   std::vector<size_t> finalKernels;
+  /// Nothing was chosen (SessionOptions::searchOnly): no best choice is
+  /// recorded, an earlier one stands.
+  bool searchOnly = false;
   unsigned rounds = 0, refused = 0;
   std::string gpu;
 };

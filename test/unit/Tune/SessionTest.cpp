@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 using namespace cudal1;
@@ -244,4 +245,65 @@ TEST(SessionTimings, TheCaptureWaitIsNotCountedAsProposals) {
                       "programs' builds after a replay 0.0 s; proposals, bundles 7.0 s"),
             std::string::npos)
       << text;
+}
+
+namespace {
+/// Scripted, remembering every candidate id it was given.
+class Counting : public Scripted {
+public:
+  std::vector<std::string> ids;
+  llvm::Expected<std::vector<Measurement>> evaluate(const std::vector<Candidate> &cs) override {
+    for (const Candidate &c : cs)
+      ids.push_back(c.id);
+    return Scripted::evaluate(cs);
+  }
+};
+} // namespace
+
+TEST_F(SessionTest, SearchOnlyRecordsTheMeasurementsAndChoosesNothing) {
+  llvm::Expected<TuneDB> db = TuneDB::open(dir + "/tune.db");
+  ASSERT_TRUE(bool(db)) << llvm::toString(db.takeError());
+  // A first, ordinary session chooses; its choices must stand.
+  Scripted ev;
+  std::string log1, log2;
+  ASSERT_EQ(runSession(input(), options(log1), &ev, &*db).kind, SessionStatus::Ok) << log1;
+  auto choices = [&] {
+    std::map<std::string, std::string> m;
+    llvm::Expected<std::vector<TuneDB::TunedKernel>> tuned = db->tunedKernels("");
+    EXPECT_TRUE(bool(tuned)) << llvm::toString(tuned.takeError());
+    if (tuned)
+      for (const TuneDB::TunedKernel &k : *tuned)
+        m[k.name] = k.plan;
+    return m;
+  };
+  auto measurements = [&] {
+    size_t n = 0;
+    llvm::Error e = db->forEachMeasurement([&](const MeasurementRow &) {
+      ++n;
+      return llvm::Error::success();
+    });
+    EXPECT_FALSE(bool(e)) << llvm::toString(std::move(e));
+    return n;
+  };
+  std::map<std::string, std::string> before = choices();
+  ASSERT_FALSE(before.empty());
+  size_t recordedBefore = measurements();
+
+  Counting counting;
+  SessionOptions o = options(log2);
+  o.searchOnly = true;
+  o.outputFile = "-";
+  ASSERT_EQ(llvm::sys::fs::remove(dir + "/tuned.cu"), std::error_code());
+  SessionStatus st = runSession(input(), o, &counting, &*db);
+  ASSERT_EQ(st.kind, SessionStatus::Ok) << st.message;
+  // The budget's plans, and nothing after them: no bests measured again as
+  // whole programs, no combination, no reproducibility check.
+  EXPECT_EQ(counting.ids.size(), o.budget);
+  for (const std::string &id : counting.ids)
+    EXPECT_TRUE(variantNumber(id).has_value()) << id;
+  EXPECT_NE(log2.find("result: none chosen (--search-only"), std::string::npos) << log2;
+  EXPECT_EQ(log2.find("reproducibility check:"), std::string::npos) << log2;
+  EXPECT_EQ(measurements(), recordedBefore + o.budget);
+  EXPECT_EQ(choices(), before);
+  EXPECT_FALSE(llvm::sys::fs::exists(dir + "/tuned.cu"));
 }
