@@ -51,7 +51,7 @@ struct OptRequest {
   std::optional<unsigned> race, screen;
   JudgeMode judge = JudgeMode::Auto;
   bool holdContext = true; ///< --hold-context (SessionOptions::holdContext)
-  bool searchOnly = false;  ///< --search-only (SessionOptions::searchOnly)
+  bool searchOnly = false; ///< --search-only (SessionOptions::searchOnly)
   /// Empty: "policy" when a model is installed and this build runs it
   /// (docs/Policy.md), else "heuristic".
   std::string strategy;

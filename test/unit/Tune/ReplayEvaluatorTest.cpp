@@ -9,6 +9,8 @@
 #include "cudal1/Tune/Space.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 
 #include <gtest/gtest.h>
 
@@ -464,4 +466,52 @@ TEST(ReplayEvaluator, AWholeProgramMeasurementIsNeverReplayed) {
   Candidate c = cand("whole-v001", 0, "@sum: warp-reduce");
   c.wholeProgram = true;
   EXPECT_NE(r.accepts(c).find("as a whole program"), std::string::npos) << r.accepts(c);
+}
+
+// The capture's instrumented program builds with the capture runtime
+// compiled apart (a process per source, while the program is instrumented)
+// and linked as objects. Without a GPU its run fails, which says that the
+// build succeeded; with one, the kernel is captured.
+TEST(ReplayEvaluator, TheInstrumentedProgramBuildsWithTheRuntimeCompiledApart) {
+  std::string nvcc;
+  for (const char *dir : {"", "/usr/local/cuda/bin"})
+    if (llvm::ErrorOr<std::string> p = *dir ? llvm::sys::findProgramByName("nvcc", {dir})
+                                            : llvm::sys::findProgramByName("nvcc"))
+      if (nvcc.empty())
+        nvcc = *p;
+  if (nvcc.empty())
+    GTEST_SKIP() << "no nvcc";
+  std::string corpus = std::string(CUDAL1_SOURCE_DIR) + "/bench/corpus";
+  std::string file = corpus + "/l1_row_sum.cu";
+  std::ifstream in(file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  RewriteInput input{file, ss.str(),
+                     analysisArgs({"-x", "cuda", "--cuda-gpu-arch=sm_90", "-I", corpus}, nullptr)};
+  llvm::Expected<TuneSpace> space = collectTuneSpace(input);
+  ASSERT_TRUE(bool(space)) << llvm::toString(space.takeError());
+  ProgramSetup setup;
+  setup.build = {nvcc, "-O0", "-arch=sm_90", "-I", corpus, "{src}", "-o", "{exe}"};
+  setup.run = {"{exe}"};
+  std::vector<std::string> notes;
+  ReplayOptions o;
+  o.evalExecutable = "/nonexistent/cudal1-eval";
+  o.note = [&](const std::string &m) { notes.push_back(m); };
+  o.keepWork = true;
+  std::string work;
+  {
+    ReplayEvaluator r(input, *space, setup, o);
+    r.startCapture();
+    r.captured();
+    work = llvm::sys::path::parent_path(r.keptWorkersDir()).str();
+    std::string all;
+    for (const std::string &n : notes)
+      all += n + "\n";
+    EXPECT_EQ(all.find("does not build"), std::string::npos) << all;
+    EXPECT_GT(r.times().captureBuild, 0) << all;
+  }
+  // The runtime's objects, which the program's build linked.
+  EXPECT_TRUE(llvm::sys::fs::exists(work + "/CaptureRuntime.o")) << work;
+  EXPECT_TRUE(llvm::sys::fs::exists(work + "/CaptureFile.o")) << work;
+  llvm::sys::fs::remove_directories(work);
 }
