@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "cudal1/Capture/CaptureFile.h"
 #include "cudal1/Eval/Bundle.h"
+#include "cudal1/Eval/CaptureBuild.h"
 #include "cudal1/Eval/EvalDriver.h"
 #include "cudal1/Eval/KernelPlans.h"
 #include "cudal1/Eval/Process.h"
@@ -28,12 +29,6 @@ std::string absolute(const std::string &path) {
   if (::realpath(path.c_str(), buf))
     return buf;
   return path;
-}
-
-std::string substitute(std::string word, const std::string &key, const std::string &value) {
-  for (size_t p; (p = word.find(key)) != std::string::npos;)
-    word.replace(p, key.size(), value);
-  return word;
 }
 
 Status copyFile(const std::string &from, const std::string &to) {
@@ -102,14 +97,12 @@ Expected<std::set<std::string>> evaluateKernelPlans(const ProgramBundle &program
   std::string src = bundleDir + "/" + plans->instrumented;
   std::string exe = work + "/instrumented";
   std::string runtime = kdir + "/" + plans->runtime;
-  std::vector<std::string> build;
-  for (const std::string &w : program.build)
-    build.push_back(
-        substitute(substitute(substitute(w, "{src}", src), "{exe}", exe), "{bundle}", bundleDir));
-  for (const char *f : {"/lib/Capture/CaptureRuntime.cpp", "/lib/Capture/CaptureFile.cpp"})
-    build.push_back(runtime + f);
-  build.push_back("-I" + runtime + "/include");
   say("kernel plans: building the instrumented program");
+  CaptureRuntimeBuild runtimeBuild(program.build, runtime, work, bundleDir, run.buildTimeout);
+  std::vector<std::string> build = substitutePlaceholders(
+      program.build, {{"{src}", src}, {"{exe}", exe}, {"{bundle}", bundleDir}});
+  for (std::string &w : runtimeBuild.linkWords())
+    build.push_back(std::move(w));
   ProcessResult br = runProcess(build, run.buildTimeout);
   if (!br.exited || br.exitCode != 0)
     return none("the instrumented program does not build (" + br.describe() +
@@ -117,9 +110,8 @@ Expected<std::set<std::string>> evaluateKernelPlans(const ProgramBundle &program
   // 2. One run records every kernel's first launches (the runtime's caps:
   // CUDAL1_CAPTURE_MAX_LAUNCHES and _MAX_BYTES, inherited when set).
   std::string captureFile = work + "/launches.capture";
-  std::vector<std::string> runArgv;
-  for (const std::string &w : program.run)
-    runArgv.push_back(substitute(substitute(w, "{exe}", exe), "{bundle}", bundleDir));
+  std::vector<std::string> runArgv =
+      substitutePlaceholders(program.run, {{"{exe}", exe}, {"{bundle}", bundleDir}});
   say("kernel plans: capturing the launches");
   ProcessResult rr = runProcess(runArgv, run.runTimeout, {"CUDAL1_CAPTURE_FILE=" + captureFile});
   if (!rr.exited || rr.exitCode != 0)

@@ -1,6 +1,7 @@
 // Program-level evaluation: build, verify by output, time in rounds.
 #include "cudal1/Eval/ProgramEval.h"
 #include "cudal1/Capture/CaptureFile.h"
+#include "cudal1/Eval/CaptureBuild.h"
 #include "cudal1/Eval/Process.h"
 #include "cudal1/Eval/Stats.h"
 #include "cudal1/Eval/Verify.h"
@@ -34,22 +35,9 @@ double secondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-std::string substitute(std::string word, const std::string &key, const std::string &value) {
-  for (size_t p; (p = word.find(key)) != std::string::npos;)
-    word.replace(p, key.size(), value);
-  return word;
-}
-
 std::vector<std::string> expand(const std::vector<std::string> &words, const std::string &src,
                                 const std::string &exe, const std::string &bundleDir) {
-  std::vector<std::string> out;
-  for (std::string w : words) {
-    w = substitute(w, "{src}", src);
-    w = substitute(w, "{exe}", exe);
-    w = substitute(w, "{bundle}", bundleDir);
-    out.push_back(w);
-  }
-  return out;
+  return substitutePlaceholders(words, {{"{src}", src}, {"{exe}", exe}, {"{bundle}", bundleDir}});
 }
 
 std::string tail(const std::string &text, size_t lines) {

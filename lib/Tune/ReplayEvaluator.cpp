@@ -4,6 +4,7 @@
 // links no CUDA library: the evaluator's workers need the driver anyway).
 #include "cudal1/Tune/ReplayEvaluator.h"
 #include "cudal1/Config.h"
+#include "cudal1/Eval/CaptureBuild.h"
 #include "cudal1/Eval/KeptWorkers.h"
 #include "cudal1/Eval/KernelPlans.h"
 #include "cudal1/Eval/Process.h"
@@ -19,7 +20,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <future>
 #include <map>
 #include <optional>
 #include <set>
@@ -216,32 +216,6 @@ Status writeKernelBundle(const std::string &dir, KernelBundleFiles f) {
   return writeText(dir + "/manifest.txt", formatManifest(b));
 }
 
-namespace {
-/// `words` with each placeholder replaced wherever it occurs.
-std::vector<std::string>
-substituted(const std::vector<std::string> &words,
-            const std::vector<std::pair<std::string, std::string>> &values) {
-  std::vector<std::string> out;
-  for (const std::string &w : words) {
-    std::string x = w;
-    for (const auto &[k, v] : values)
-      for (size_t p = 0; (p = x.find(k, p)) != std::string::npos; p += v.size())
-        x.replace(p, k.size(), v);
-    out.push_back(std::move(x));
-  }
-  return out;
-}
-
-/// A build command that is a compiler's (nvcc, clang, gcc): it takes -c.
-bool isCompilerCommand(const std::vector<std::string> &build) {
-  if (build.empty())
-    return false;
-  llvm::StringRef name = llvm::sys::path::filename(build.front());
-  return name.starts_with("nvcc") || name.starts_with("clang") || name.starts_with("g++") ||
-         name.starts_with("gcc") || name.starts_with("c++");
-}
-} // namespace
-
 ReplayEvaluator::ReplayEvaluator(RewriteInput in, TuneSpace sp, ProgramSetup s, ReplayOptions o)
     : input(std::move(in)), space(std::move(sp)), setup(std::move(s)), options(std::move(o)) {}
 
@@ -308,32 +282,9 @@ void ReplayEvaluator::startCapture() {
     std::optional<QuietParses> silence;
     if (quiet)
       silence.emplace();
-    // The capture runtime's two host sources compile while the program is
-    // instrumented, a process each, with the user's compiler and flags and
-    // -c: built one after the other behind the instrumented source, they
-    // were about half of the capture's build (nvcc, H100 machine). A build
-    // command that is not a compiler's gets the sources, as before.
-    std::vector<std::string> runtime, objects;
-    for (const char *f : {"/lib/Capture/CaptureRuntime.cpp", "/lib/Capture/CaptureFile.cpp"}) {
-      runtime.push_back(tree + f);
-      objects.push_back(bundle + "/" + llvm::sys::path::stem(f).str() + ".o");
-    }
-    std::vector<std::future<ProcessResult>> compiling;
-    if (isCompilerCommand(buildWords))
-      for (size_t i = 0; i < runtime.size(); ++i) {
-        std::vector<std::string> words = substituted(
-            buildWords, {{"{src}", runtime[i]}, {"{exe}", objects[i]}, {"{bundle}", bundle}});
-        words.push_back("-c");
-        words.push_back("-I" + tree + "/include");
-        compiling.push_back(std::async(
-            std::launch::async, [words, buildTimeout] { return runProcess(words, buildTimeout); }));
-      }
+    // The capture runtime compiles while the program is instrumented.
+    CaptureRuntimeBuild runtime(buildWords, tree, bundle, bundle, buildTimeout);
     llvm::Expected<std::string> inst = instrumentSource(in);
-    bool compiled = !compiling.empty();
-    for (std::future<ProcessResult> &c : compiling) {
-      ProcessResult r = c.get();
-      compiled &= r.exited && r.exitCode == 0;
-    }
     if (!inst) {
       startError = "instrumenting: " + llvm::toString(inst.takeError());
       return;
@@ -348,11 +299,10 @@ void ReplayEvaluator::startCapture() {
       return;
     }
     std::vector<std::string> build =
-        substituted(buildWords, {{"{src}", src}, {"{exe}", exe}, {"{bundle}", bundle}});
-    for (const std::string &f : compiled ? objects : runtime)
-      build.push_back(f);
-    build.push_back("-I" + tree + "/include");
-    std::vector<std::string> run = substituted(runWords, {{"{exe}", exe}});
+        substitutePlaceholders(buildWords, {{"{src}", src}, {"{exe}", exe}, {"{bundle}", bundle}});
+    for (std::string &w : runtime.linkWords())
+      build.push_back(std::move(w));
+    std::vector<std::string> run = substitutePlaceholders(runWords, {{"{exe}", exe}});
     buildResult = runProcess(build, buildTimeout);
     llvm::sys::fs::remove(src);
     if (buildResult.exited && buildResult.exitCode == 0)
