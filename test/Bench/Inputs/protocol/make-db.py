@@ -1,13 +1,15 @@
 # Writes a stand-in tuning database for test/Bench/protocol.test: a table
 # named measurements_view with the columns bench/policy/protocol reads, and
 # the runs spelled out below (program P1: two kernels, three strategies;
-# P2: one kernel, heuristic and policy; an old-schema file without the view).
+# P2: one kernel, heuristic and policy; an old-schema file without the view;
+# with a third argument, an older run of P2 by the heuristic in a file whose
+# name sorts after the first's: its rows were recorded before them).
 import sqlite3, sys
 out = sys.argv[1]
 c = sqlite3.connect(out)
 c.execute("create table measurements_view (id integer primary key, session text, kernel_key text, "
           "kernel_name text, plan text, gpu text, outcome text, judge text, speedup real, "
-          "speedup_lo real, baseline_ms real, strategy text)")
+          "speedup_lo real, baseline_ms real, strategy text, recorded_at text)")
 R = "replay-double-reference"
 rows = [
     # P1 by the heuristic: k1 (2 ms) 1.5x then 3x; k2 (1 ms) a wrong 5x, then 1.005x not surely faster.
@@ -34,9 +36,18 @@ rows = [
 for i, r in enumerate(rows):
     s, key, name, plan, outcome, judge, sp, lo, base, strat = r
     gpu = "Other GPU" if s == "s6" else "NVIDIA H200"
-    c.execute("insert into measurements_view values (?,?,?,?,?,?,?,?,?,?,?,?)",
-              (i + 1, s, key, name, plan, gpu, outcome, judge, sp, lo, base, strat))
+    c.execute("insert into measurements_view values (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+              (i + 1, s, key, name, plan, gpu, outcome, judge, sp, lo, base, strat,
+               "2026-12-07T10:00:00Z"))
 c.commit()
+if len(sys.argv) > 3:
+    z = sqlite3.connect(sys.argv[3])
+    z.execute("create table measurements_view (id integer primary key, session text, "
+              "kernel_key text, kernel_name text, plan text, gpu text, outcome text, judge text, "
+              "speedup real, speedup_lo real, baseline_ms real, strategy text, recorded_at text)")
+    z.execute("insert into measurements_view values (1, 's7', 'k3', 'c', 'r7', 'NVIDIA H200', "
+              "'ok', ?, 1.25, 1.2, 4.0, 'heuristic', '2026-12-01T10:00:00Z')", (R,))
+    z.commit()
 old = sqlite3.connect(sys.argv[2])
 old.execute("create table measurements_view (id integer primary key, session text)")
 old.commit()
