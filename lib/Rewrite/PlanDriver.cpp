@@ -557,14 +557,19 @@ llvm::Expected<std::string> cudal1::listTransforms(const RewriteInput &in, bool 
   return json ? printLegalSpaceJson(*space) : printLegalSpaceText(*space);
 }
 
-llvm::Error
-cudal1::applyPlans(const RewriteInput &in, llvm::ArrayRef<Plan> plans,
-                   llvm::function_ref<void(size_t, llvm::Expected<std::string>)> result) {
+llvm::Error cudal1::applyPlans(const RewriteInput &in, llvm::ArrayRef<Plan> plans,
+                               llvm::function_ref<void(size_t, llvm::Expected<std::string>)> result,
+                               ParsedUnit *parsedInput) {
   // One parse of the input serves the first step of every plan: each plan
   // edits through its own Rewriter, and the AST itself is never changed.
-  auto unit = ParsedUnit::parse(in.file, in.code, in.args);
-  if (!unit)
-    return unit.takeError();
+  std::unique_ptr<ParsedUnit> parsedHere;
+  if (!parsedInput) {
+    auto u = ParsedUnit::parse(in.file, in.code, in.args);
+    if (!u)
+      return u.takeError();
+    parsedHere = std::move(*u);
+    parsedInput = parsedHere.get();
+  }
   // A plan's later steps parse the source again, one parse per step (about
   // a second each for a unit with the CUDA headers): those plans are spread
   // over threads, each with its own parse of the input for first steps (the
@@ -578,7 +583,7 @@ cudal1::applyPlans(const RewriteInput &in, llvm::ArrayRef<Plan> plans,
                                         unsigned(std::min<size_t>(multiStep.size(), 16)));
   if (threads < 2) {
     for (size_t i = 0; i < plans.size(); ++i)
-      result(i, applyPlan(in, plans[i], unit->get()));
+      result(i, applyPlan(in, plans[i], parsedInput));
     return llvm::Error::success();
   }
   // The longest plans first; this thread takes the single-step plans on the
@@ -613,8 +618,8 @@ cudal1::applyPlans(const RewriteInput &in, llvm::ArrayRef<Plan> plans,
     pool.emplace_back(worker, nullptr);
   for (size_t i = 0; i < plans.size(); ++i)
     if (plans[i].steps.size() <= 1)
-      out[i].emplace(applyPlan(in, plans[i], unit->get()));
-  worker(unit->get());
+      out[i].emplace(applyPlan(in, plans[i], parsedInput));
+  worker(parsedInput);
   for (std::thread &t : pool)
     t.join();
   for (size_t i = 0; i < plans.size(); ++i)

@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cmath>
 #include <set>
+#include <thread>
 
 using namespace clang;
 
@@ -363,6 +364,55 @@ const EffectFeatures *EffectCache::cached(const std::string &kernel,
                                           const std::vector<PlanStep> &steps) const {
   auto it = effects.find(kernel + "\n" + planText(steps));
   return it != effects.end() && it->second ? &*it->second : nullptr;
+}
+
+void EffectCache::computeAll(const std::string &kernel,
+                             const std::vector<std::vector<PlanStep>> &plans) {
+  std::vector<std::string> keys;
+  std::vector<Plan> todo;
+  for (const std::vector<PlanStep> &steps : plans) {
+    std::string key = kernel + "\n" + planText(steps);
+    if (effects.count(key) || std::find(keys.begin(), keys.end(), key) != keys.end())
+      continue;
+    keys.push_back(key);
+    todo.push_back(planOf(steps));
+  }
+  if (todo.empty())
+    return;
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::optional<EffectFeatures>> results(todo.size());
+  if (const UnitSummary *b = input()) {
+    QuietParses quiet;
+    std::vector<std::optional<std::string>> sources(todo.size());
+    llvm::Error e = applyPlans(
+        in, todo,
+        [&](size_t i, llvm::Expected<std::string> src) {
+          if (src)
+            sources[i] = std::move(*src);
+          else
+            llvm::consumeError(src.takeError());
+        },
+        parsed.get());
+    llvm::consumeError(std::move(e)); // the input parsed once: not expected
+    std::string entry = kernel == "(host)" ? "" : kernel;
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < todo.size(); ++i)
+      if (sources[i])
+        threads.emplace_back([&, i] {
+          QuietParses silence;
+          auto u = ParsedUnit::parse(in.file, *sources[i], in.args);
+          if (u)
+            results[i] = effectBetween(*b, summarizeUnit(**u), entry);
+          else
+            llvm::consumeError(u.takeError());
+        });
+    for (std::thread &t : threads)
+      t.join();
+  }
+  computedCount += unsigned(todo.size());
+  seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (size_t i = 0; i < todo.size(); ++i)
+    effects.emplace(keys[i], std::move(results[i]));
 }
 
 const EffectFeatures *EffectCache::effectOf(const std::string &kernel,

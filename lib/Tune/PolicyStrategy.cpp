@@ -229,15 +229,16 @@ private:
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
       return policyUtility(scores[a], opts.explore) > policyUtility(scores[b], opts.explore);
     });
-    unsigned fresh = 0;
+    // The shortlist's effects computed together (a parse each, at once).
+    std::vector<std::vector<PlanStep>> shortlist;
     for (size_t i : order) {
-      if (fresh >= opts.effectShortlist)
+      if (shortlist.size() >= opts.effectShortlist)
         break;
       if (cands[i].size() > longest || k.effects->cached(entryOf(k), cands[i]))
         continue;
-      k.effects->effectOf(entryOf(k), cands[i]);
-      ++fresh;
+      shortlist.push_back(cands[i]);
     }
+    k.effects->computeAll(entryOf(k), shortlist);
     std::vector<size_t> known;
     std::vector<std::vector<PlanStep>> again;
     for (size_t i = 0; i < cands.size(); ++i)

@@ -93,9 +93,11 @@ llvm::Expected<std::string> listTransforms(const RewriteInput &in, bool json);
 /// Applies each plan to the same input, as applyPlan would (the same bytes),
 /// parsing the input once for the first steps of all of them; `result` gets
 /// each plan's index and its outcome, in order. Fails only when the input
-/// does not parse.
+/// does not parse. `parsedInput`, when given, is that parse (of `in`'s
+/// code), made earlier by the caller.
 llvm::Error applyPlans(const RewriteInput &in, llvm::ArrayRef<Plan> plans,
-                       llvm::function_ref<void(size_t, llvm::Expected<std::string>)> result);
+                       llvm::function_ref<void(size_t, llvm::Expected<std::string>)> result,
+                       ParsedUnit *parsedInput = nullptr);
 
 } // namespace cudal1
 

@@ -210,4 +210,36 @@ TEST(Effect, DeterministicCachedAndNoneForRefusedPlans) {
   EXPECT_EQ(bad.effectOf("k", {step("k", "restrict")}), nullptr);
 }
 
+// computeAll: the same values as effectOf one plan after the other (the
+// plans applied together and analysed a thread each), each computed once,
+// a refused plan remembered as none.
+TEST(Effect, ComputedTogetherAsOneAfterTheOther) {
+  std::vector<std::vector<PlanStep>> plans = {
+      {step("add", "launch-config", {{"block", "128"}})},
+      {step("add", "restrict"), step("add", "vectorize", {{"width", "16"}})},
+      {step("add", "warp-reduce")}, // refused: no atomics
+      {step("add", "restrict")}};
+  EffectCache one(input()), all(input());
+  all.computeAll("add", plans);
+  EXPECT_EQ(all.computed(), 4u);
+  all.computeAll("add", plans); // nothing new
+  EXPECT_EQ(all.computed(), 4u);
+  for (const auto &p : plans) {
+    const EffectFeatures *x = one.effectOf("add", p);
+    const EffectFeatures *y = all.cached("add", p);
+    ASSERT_EQ(x == nullptr, y == nullptr) << planText(p);
+    if (!x)
+      continue;
+    ASSERT_EQ(x->size(), y->size());
+    for (size_t i = 0; i < x->size(); ++i) {
+      EXPECT_EQ((*x)[i].first, (*y)[i].first);
+      EXPECT_EQ(0, std::memcmp(&(*x)[i].second, &(*y)[i].second, sizeof(double)))
+          << planText(p) << " " << (*x)[i].first;
+    }
+  }
+  EXPECT_EQ(all.cached("add", plans[2]), nullptr);
+  EXPECT_EQ(all.effectOf("add", plans[2]), nullptr);
+  EXPECT_EQ(all.computed(), 4u); // remembered, not computed again
+}
+
 } // namespace
