@@ -61,6 +61,10 @@ public:
       opts.remark(llvm::toString(p.takeError()) + "; the heuristic strategy proposes instead");
     if (const char *env = std::getenv("CUDAL1_POLICY_EFFECTS"); env && *env)
       opts.effectShortlist = unsigned(std::strtoul(env, nullptr, 10));
+    // For experiments (the protocol on validation programs): the weight of
+    // the predicted uncertainty in the utility.
+    if (const char *env = std::getenv("CUDAL1_POLICY_EXPLORE"); env && *env)
+      opts.explore = std::strtod(env, nullptr);
   }
 
   // Without a model every proposal is the heuristic's: the measurements

@@ -22,6 +22,7 @@ struct PolicyStrategyOptions {
   double temperature = 0.3;
   unsigned topB = 16;
   /// Weight of the predicted uncertainty in the utility (optimism).
+  /// $CUDAL1_POLICY_EXPLORE overrides it.
   double explore = 0.5;
   /// Subtracted per proposal already made with the same transforms (other
   /// parameter values), so that a budget spreads over kinds of plans.
