@@ -5,19 +5,6 @@
 
 namespace cudal1 {
 
-std::vector<std::string>
-substitutePlaceholders(const std::vector<std::string> &words,
-                       const std::vector<std::pair<std::string, std::string>> &values) {
-  std::vector<std::string> out;
-  for (std::string w : words) {
-    for (const auto &[key, value] : values)
-      for (size_t p = 0; (p = w.find(key, p)) != std::string::npos; p += value.size())
-        w.replace(p, key.size(), value);
-    out.push_back(std::move(w));
-  }
-  return out;
-}
-
 bool isCompilerCommand(const std::vector<std::string> &build) {
   if (build.empty())
     return false;

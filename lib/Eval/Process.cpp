@@ -3,6 +3,7 @@
 #include "cudal1/Eval/Process.h"
 
 #include <ctime>
+#include <utility>
 
 #include <cerrno>
 #include <chrono>
@@ -174,6 +175,19 @@ ProcessResult runProcess(const std::vector<std::string> &argv, double timeoutSec
     res.signal = WTERMSIG(status);
   }
   return res;
+}
+
+std::vector<std::string>
+substitutePlaceholders(const std::vector<std::string> &words,
+                       const std::vector<std::pair<std::string, std::string>> &values) {
+  std::vector<std::string> out;
+  for (std::string w : words) {
+    for (const auto &[key, value] : values)
+      for (size_t p = 0; (p = w.find(key, p)) != std::string::npos; p += value.size())
+        w.replace(p, key.size(), value);
+    out.push_back(std::move(w));
+  }
+  return out;
 }
 
 } // namespace cudal1

@@ -1,7 +1,6 @@
 // Program-level evaluation: build, verify by output, time in rounds.
 #include "cudal1/Eval/ProgramEval.h"
 #include "cudal1/Capture/CaptureFile.h"
-#include "cudal1/Eval/CaptureBuild.h"
 #include "cudal1/Eval/Process.h"
 #include "cudal1/Eval/Stats.h"
 #include "cudal1/Eval/Verify.h"

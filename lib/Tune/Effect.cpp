@@ -417,29 +417,8 @@ void EffectCache::computeAll(const std::string &kernel,
 
 const EffectFeatures *EffectCache::effectOf(const std::string &kernel,
                                             const std::vector<PlanStep> &steps) {
-  std::string key = kernel + "\n" + planText(steps);
-  auto it = effects.find(key);
-  if (it != effects.end())
-    return it->second ? &*it->second : nullptr;
-  auto t0 = std::chrono::steady_clock::now();
-  std::optional<EffectFeatures> effect;
-  if (const UnitSummary *b = input()) {
-    QuietParses quiet;
-    llvm::Expected<std::string> src = applyPlan(in, planOf(steps), parsed.get());
-    if (src) {
-      auto u = ParsedUnit::parse(in.file, *src, in.args);
-      if (u)
-        effect = effectBetween(*b, summarizeUnit(**u), kernel == "(host)" ? "" : kernel);
-      else
-        llvm::consumeError(u.takeError());
-    } else {
-      llvm::consumeError(src.takeError());
-    }
-  }
-  ++computedCount;
-  seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  auto [pos, fresh] = effects.emplace(key, std::move(effect));
-  return pos->second ? &*pos->second : nullptr;
+  computeAll(kernel, {steps});
+  return cached(kernel, steps);
 }
 
 } // namespace cudal1

@@ -14,13 +14,6 @@
 
 namespace cudal1 {
 
-/// A command's words with each placeholder ({src}, {exe}, {bundle}, ...)
-/// replaced by its value wherever it occurs (a value that contains its
-/// placeholder is not expanded again).
-std::vector<std::string>
-substitutePlaceholders(const std::vector<std::string> &words,
-                       const std::vector<std::pair<std::string, std::string>> &values);
-
 /// A build command that is a compiler's (nvcc, clang, gcc, c++): it takes -c.
 bool isCompilerCommand(const std::vector<std::string> &build);
 

@@ -31,6 +31,13 @@ struct ProcessResult {
 ProcessResult runProcess(const std::vector<std::string> &argv, double timeoutSeconds,
                          const std::vector<std::string> &extraEnv = {});
 
+/// A command's words with each placeholder ({src}, {exe}, {bundle}, ...)
+/// replaced by its value wherever it occurs (a value that contains its
+/// placeholder is not expanded again).
+std::vector<std::string>
+substitutePlaceholders(const std::vector<std::string> &words,
+                       const std::vector<std::pair<std::string, std::string>> &values);
+
 /// A fresh directory $TMPDIR/NAME.XXXXXX (/tmp without TMPDIR).
 Expected<std::string> makeTempDirectory(const std::string &name);
 
