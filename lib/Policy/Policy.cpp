@@ -98,6 +98,10 @@ Expected<std::unique_ptr<Policy>> Policy::load(const std::string &dir) {
       *out = s->str();
   if (std::optional<bool> ex = o->getBoolean("exemplars"))
     info.useExemplars = *ex;
+  if (std::optional<double> prior = o->getNumber("prior_sd"); prior && *prior >= 0)
+    info.priorSd = *prior;
+  if (const char *env = std::getenv("CUDAL1_POLICY_PRIOR_SD"); env && *env)
+    info.priorSd = std::max(0.0, std::strtod(env, nullptr));
   const json::Value *schemaValue = o->get("schema");
   if (!schemaValue)
     return modelError(dir, Twine(kModelFile) + ": no 'schema'");
@@ -145,7 +149,8 @@ Error Policy::save(const std::string &dir, bool overwrite) const {
       {"seed", int64_t(modelInfo.seed)},  {"trained_at", modelInfo.trainedAt},
       {"stages", modelInfo.stages},       {"max_plan_steps", int64_t(modelInfo.maxPlanSteps)},
       {"data", modelInfo.data},           {"exemplars", modelInfo.useExemplars},
-      {"ablations", modelInfo.ablations}, {"schema", schemaToJson(encoding)}};
+      {"ablations", modelInfo.ablations}, {"prior_sd", modelInfo.priorSd},
+      {"schema", schemaToJson(encoding)}};
   std::string text;
   raw_string_ostream os(text);
   os << formatv("{0:2}", json::Value(std::move(o))) << "\n";
@@ -196,10 +201,17 @@ Policy::score(const KernelState &state, const std::vector<Plan> &plans,
   if (!err.empty())
     return refuse(err);
   std::vector<PlanScore> out(plans.size());
+  double prior = modelInfo.priorSd * modelInfo.priorSd;
   for (size_t i = 0; i < plans.size(); ++i) {
-    out[i].logSpeedup = s.mean[i];
-    out[i].uncertainty = std::exp(0.5 * double(s.logVar[i]));
-    out[i].verifyProbability = 1 / (1 + std::exp(-double(s.verifyLogit[i])));
+    PlanScore &o = out[i];
+    o.networkLogSpeedup = s.mean[i];
+    double var = std::exp(double(s.logVar[i]));
+    o.networkUncertainty = std::sqrt(var);
+    // Precision-weighted: the posterior of a normal prior and the network's
+    // prediction read as a normal observation with its own variance.
+    o.logSpeedup = prior > 0 ? o.networkLogSpeedup * prior / (prior + var) : o.networkLogSpeedup;
+    o.uncertainty = prior > 0 ? std::sqrt(prior * var / (prior + var)) : o.networkUncertainty;
+    o.verifyProbability = 1 / (1 + std::exp(-double(s.verifyLogit[i])));
   }
   return out;
 }

@@ -3,6 +3,7 @@
 // penalty; the heuristic stands in wherever the model cannot be used.
 #include "cudal1/Tune/PolicyStrategy.h"
 
+#include "cudal1/Policy/Encoding.h"
 #include "cudal1/Policy/Policy.h"
 #include "cudal1/Tune/Effect.h"
 
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <numeric>
 #include <random>
@@ -30,15 +32,28 @@ bool compatibleWith(const std::vector<PlanStep> &plan, const PlanStep &s) {
 
 /// The transforms of a plan, sorted: plans that differ only in parameter
 /// values share it.
-std::string kindOf(const std::vector<PlanStep> &steps) {
+std::vector<std::string> transformsOf(const std::vector<PlanStep> &steps) {
   std::vector<std::string> t;
   for (const PlanStep &s : steps)
     t.push_back(s.transform);
   std::sort(t.begin(), t.end());
+  return t;
+}
+
+std::string kindOf(const std::vector<PlanStep> &steps) {
   std::string out;
-  for (const std::string &x : t)
+  for (const std::string &x : transformsOf(steps))
     out += x + ";";
   return out;
+}
+
+/// How much two plans' transforms overlap: shared over all (as multisets),
+/// 1 for plans of one kind, 0 for plans with no transform in common.
+double overlap(const std::vector<std::string> &a, const std::vector<std::string> &b) {
+  std::vector<std::string> both;
+  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(both));
+  size_t all = a.size() + b.size() - both.size();
+  return all ? double(both.size()) / double(all) : 1.0;
 }
 
 constexpr unsigned kMaxCandidates = 4096;
@@ -65,6 +80,11 @@ public:
     // the predicted uncertainty in the utility.
     if (const char *env = std::getenv("CUDAL1_POLICY_EXPLORE"); env && *env)
       opts.explore = std::strtod(env, nullptr);
+    if (const char *env = std::getenv("CUDAL1_POLICY_PENDING_DIVERSITY"); env && *env)
+      opts.pendingDiversity = std::strtod(env, nullptr);
+    // For experiments: each pick with its scores, on stderr.
+    if (const char *env = std::getenv("CUDAL1_POLICY_TRACE"); env && *env)
+      trace = true;
   }
 
   // Without a model every proposal is the heuristic's: the measurements
@@ -80,7 +100,7 @@ public:
       firstDone.insert(k.key);
       for (Proposal &h : heuristic->propose(k, 1))
         if (seen.insert(h.text()).second) {
-          emitted[k.key].push_back(kindOf(h.steps));
+          emitted[k.key].push_back(emittedOf(h));
           out.push_back(std::move(h));
         }
     }
@@ -158,21 +178,54 @@ public:
     // effects, then every candidate with an effect scored again.
     if (effects && opts.effectShortlist > 0)
       rescoreWithEffects(state, cands, scores, longest);
-    // 3. Utility, diversity, temperature.
+    if (trace) {
+      std::pair<std::string, double> worst;
+      encodeState(policy->schema(), state, &worst);
+      llvm::errs() << "policy-trace: " << k.name << ": farthest state input '" << worst.first
+                   << "' at z " << worst.second << "\n";
+      std::vector<size_t> order(cands.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return scores[a].logSpeedup > scores[b].logSpeedup;
+      });
+      for (size_t j = 0; j < order.size() && j < 40; ++j)
+        llvm::errs() << "policy-trace:   candidate " << planText(cands[order[j]]) << " | "
+                     << scores[order[j]].logSpeedup << " +- " << scores[order[j]].uncertainty
+                     << " (network " << scores[order[j]].networkLogSpeedup << " +- "
+                     << scores[order[j]].networkUncertainty << ")\n";
+    }
+    // 3. Utility, diversity, temperature. The plans proposed and not yet
+    // measured (this round's, so far) are what the network's scores cannot
+    // know about: a plan like them is worth less than its score.
+    std::set<std::string> measured;
+    for (const Exemplar &e : k.exemplars)
+      if (e.thisRun)
+        measured.insert(planText(e.steps));
     std::vector<bool> taken(cands.size(), false);
     std::vector<std::string> candKinds;
-    for (const auto &c : cands)
+    std::vector<std::vector<std::string>> candTransforms;
+    for (const auto &c : cands) {
       candKinds.push_back(kindOf(c));
+      candTransforms.push_back(transformsOf(c));
+    }
     while (out.size() < count) {
       std::map<std::string, unsigned> kinds;
-      for (const std::string &e : emitted[k.key])
-        ++kinds[e];
+      for (const Emitted &e : emitted[k.key])
+        ++kinds[e.kind];
+      std::vector<const std::vector<std::string> *> pending;
+      for (const Emitted &e : emitted[k.key])
+        if (!measured.count(e.text))
+          pending.push_back(&e.transforms);
       std::vector<double> u(cands.size(), -INFINITY);
       double best = -INFINITY;
       for (size_t i = 0; i < cands.size(); ++i) {
         if (taken[i])
           continue;
-        u[i] = policyUtility(scores[i], opts.explore) - opts.diversity * kinds[candKinds[i]];
+        double alike = 0;
+        for (const std::vector<std::string> *p : pending)
+          alike += overlap(candTransforms[i], *p);
+        u[i] = policyUtility(scores[i], opts.explore) - opts.diversity * kinds[candKinds[i]] -
+               opts.pendingDiversity * alike;
         best = std::max(best, u[i]);
       }
       if (best == -INFINITY)
@@ -211,9 +264,14 @@ public:
         prob = w[pick] / sum;
       }
       taken[pick] = true;
+      if (trace)
+        llvm::errs() << "policy-trace: " << k.name << ": " << planText(cands[pick])
+                     << " | log-speedup " << scores[pick].logSpeedup << " uncertainty "
+                     << scores[pick].uncertainty << " verifies " << scores[pick].verifyProbability
+                     << " utility " << u[pick] << " p " << prob << "\n";
       Proposal p{cands[pick], prob};
       if (seen.insert(p.text()).second) {
-        emitted[k.key].push_back(kindOf(p.steps));
+        emitted[k.key].push_back(emittedOf(p));
         out.push_back(std::move(p));
       }
     }
@@ -221,6 +279,15 @@ public:
   }
 
 private:
+  /// A plan this strategy proposed for a kernel.
+  struct Emitted {
+    std::string text, kind;
+    std::vector<std::string> transforms;
+  };
+  static Emitted emittedOf(const Proposal &p) {
+    return {p.text(), kindOf(p.steps), transformsOf(p.steps)};
+  }
+
   /// The entry a state's plans are applied to in its unit's effect cache.
   static std::string entryOf(const KernelState &k) { return k.host ? "(host)" : k.name; }
 
@@ -344,7 +411,8 @@ private:
   std::unique_ptr<SearchStrategy> heuristic;
   std::unique_ptr<Policy> policy;
   std::set<std::string> firstDone, refused;
-  std::map<std::string, std::vector<std::string>> emitted;
+  std::map<std::string, std::vector<Emitted>> emitted;
+  bool trace = false;
 };
 
 } // namespace

@@ -31,10 +31,22 @@ constexpr int kPolicyModelMajor = 2;
 /// |z| beyond which a state input counts as far outside the training range.
 constexpr double kMaxStateZ = 10.0;
 
+/// The prior's standard deviation of a plan's log speedup (a plan is
+/// within 0.14x to 7.4x of the original at 95%): the spread of the log
+/// speedups measured in bench/data is 1.07 (2,246 timed measurements).
+constexpr double kPolicyPriorSd = 1.0;
+
 struct PlanScore {
-  double logSpeedup = 0;  ///< predicted log of the speedup over the original
-  double uncertainty = 0; ///< predicted standard deviation of logSpeedup
+  /// The log of the speedup over the original: the network's prediction
+  /// combined with the prior N(0, priorSd^2), each weighed by its
+  /// precision. Where the network says it does not know (its variance far
+  /// above the prior's: inputs unlike its training data), this stays near
+  /// 0 instead of following the network's extrapolation.
+  double logSpeedup = 0;
+  double uncertainty = 0; ///< standard deviation of logSpeedup (posterior)
   double verifyProbability = 0;
+  /// What the network itself predicted: mean and standard deviation.
+  double networkLogSpeedup = 0, networkUncertainty = 0;
 };
 
 /// What a model directory says about itself besides its weights.
@@ -53,6 +65,10 @@ struct PolicyModelInfo {
   /// (cudal1-train --ablate exemplars) is given none.
   bool useExemplars = true;
   std::string ablations; ///< what it was trained without, for people ("exemplars,stage-c")
+  /// The prior of PlanScore::logSpeedup (model.json "prior_sd"; absent:
+  /// kPolicyPriorSd). 0: none, the network's prediction as it is.
+  /// $CUDAL1_POLICY_PRIOR_SD overrides it, for experiments.
+  double priorSd = kPolicyPriorSd;
 };
 
 class Policy {

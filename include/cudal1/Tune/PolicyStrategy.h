@@ -27,6 +27,15 @@ struct PolicyStrategyOptions {
   /// Subtracted per proposal already made with the same transforms (other
   /// parameter values), so that a budget spreads over kinds of plans.
   double diversity = 0.1;
+  /// Subtracted per plan proposed for the kernel and not yet measured,
+  /// times the share of transforms the two have in common (1: the same
+  /// transforms): within a round, before any result comes back, the budget
+  /// spreads over kinds of plans. Off by default: with the policy's prior
+  /// (PlanScore) it moved round 1 away from the heuristic's first plan's
+  /// transform, towards worse plans (docs/results/policy-protocol.md,
+  /// "Round 1 replayed"). $CUDAL1_POLICY_PENDING_DIVERSITY sets it, for
+  /// experiments.
+  double pendingDiversity = 0;
   /// Effects (Tune/Effect.h) newly computed per proposal: after scoring
   /// every candidate by its steps (and by its effect where it is already
   /// known), the best `effectShortlist` candidates whose effect is not known

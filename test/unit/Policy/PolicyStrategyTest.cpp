@@ -233,3 +233,67 @@ TEST(PolicyStrategy, SamplesOnlyAmongTheTopB) {
 }
 
 } // namespace
+
+namespace {
+
+std::vector<std::string> transformsIn(const Proposal &p) {
+  std::vector<std::string> t;
+  for (const PlanStep &s : p.steps)
+    t.push_back(s.transform);
+  return t;
+}
+
+TEST(PolicyStrategy, ARoundSpreadsOverTransformsUntilItsResultsAreIn) {
+  if (!policyBackendAvailable())
+    GTEST_SKIP() << "built without libtorch";
+  TempDir d;
+  KernelState a = kernelState("a", 0, 0), b = kernelState("b", 2, 0.5);
+  std::vector<std::vector<PlanStep>> plans;
+  for (const PlanStep &s : a.steps)
+    plans.push_back({s});
+  auto p = Policy::create(fitSchema({&a, &b}, plans, 1), 16, 3);
+  ASSERT_TRUE(bool(p));
+  (*p)->info().maxPlanSteps = 1; // singles: six transforms, eight plans
+  ASSERT_FALSE(bool((*p)->save(d.path, false)));
+  auto make = [&](double pending) {
+    PolicyStrategyOptions o;
+    o.modelDir = d.path;
+    o.temperature = 0;
+    o.diversity = 0;
+    o.pendingDiversity = pending;
+    o.effectShortlist = 0;
+    return makePolicyStrategy(o);
+  };
+  // Round 1: nothing measured yet, so no plan repeats a transform of one
+  // proposed before it while the six transforms last.
+  auto spread = make(100), plain = make(0);
+  plain->propose(a, 1); // its heuristic's first plan, out of the way
+  KernelState k = a;
+  std::set<std::string> used;
+  std::vector<Proposal> round;
+  for (int i = 0; i < 6; ++i) {
+    std::vector<Proposal> ps = spread->propose(k, 1);
+    ASSERT_EQ(ps.size(), 1u);
+    for (const std::string &t : transformsIn(ps[0]))
+      EXPECT_TRUE(used.insert(t).second) << ps[0].text() << " repeats " << t;
+    k.tried.insert(ps[0].text());
+    round.push_back(ps[0]);
+  }
+  EXPECT_EQ(used.size(), 6u);
+  // Its results in: nothing is pending, and the choice is the scores' alone.
+  for (const Proposal &r : round) {
+    Exemplar e;
+    e.steps = r.steps;
+    e.thisRun = true;
+    e.measured.outcome = Outcome::Ok;
+    e.measured.timed = true;
+    e.measured.speedup = 1.1;
+    k.exemplars.push_back(e);
+  }
+  std::vector<Proposal> next = spread->propose(k, 1), greedy = plain->propose(k, 1);
+  ASSERT_EQ(next.size(), 1u);
+  ASSERT_EQ(greedy.size(), 1u);
+  EXPECT_EQ(next[0].text(), greedy[0].text());
+}
+
+} // namespace

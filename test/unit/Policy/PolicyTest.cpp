@@ -12,8 +12,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 
 using namespace cudal1;
 using namespace cudal1::test;
@@ -98,6 +100,51 @@ TEST(Policy, ScoresAreDeterministicAndSaneInRange) {
   auto other = Policy::create(smallSchema(), 32, 8);
   ASSERT_TRUE(bool(other));
   EXPECT_NE((*(*other)->score(k, somePlans(k)))[0].logSpeedup, (*s1)[0].logSpeedup);
+}
+
+TEST(Policy, ThePriorPullsWhatTheNetworkDoesNotKnowTowardNoChange) {
+  REQUIRE_TORCH();
+  TempDir dir;
+  auto p = Policy::create(smallSchema(), 32, 7);
+  ASSERT_TRUE(bool(p));
+  KernelState k = kernelState("a", 0, 0);
+  (*p)->info().priorSd = 0;
+  auto bare = (*p)->score(k, somePlans(k));
+  (*p)->info().priorSd = 0.5;
+  auto withPrior = (*p)->score(k, somePlans(k));
+  ASSERT_TRUE(bare && withPrior);
+  for (size_t i = 0; i < bare->size(); ++i) {
+    const PlanScore &b = (*bare)[i], &w = (*withPrior)[i];
+    // Without a prior the score is the network's own.
+    EXPECT_EQ(b.logSpeedup, b.networkLogSpeedup);
+    EXPECT_EQ(b.uncertainty, b.networkUncertainty);
+    EXPECT_EQ(w.networkLogSpeedup, b.networkLogSpeedup);
+    // With it: the precision-weighted mean of 0 (prior) and the network's.
+    double var = b.networkUncertainty * b.networkUncertainty;
+    EXPECT_NEAR(w.logSpeedup, b.networkLogSpeedup * 0.25 / (0.25 + var), 1e-9);
+    EXPECT_NEAR(w.uncertainty, std::sqrt(0.25 * var / (0.25 + var)), 1e-9);
+    EXPECT_LT(std::fabs(w.logSpeedup), std::fabs(b.networkLogSpeedup) + 1e-12);
+    EXPECT_LT(w.uncertainty, 0.5);
+    EXPECT_EQ(w.verifyProbability, b.verifyProbability);
+  }
+  // The prior is the model's: saved with it, and the default where a
+  // model.json predates it.
+  ASSERT_FALSE(bool((*p)->save(dir.path, false)));
+  auto q = Policy::load(dir.path);
+  ASSERT_TRUE(bool(q)) << llvm::toString(q.takeError());
+  EXPECT_EQ((*q)->info().priorSd, 0.5);
+  std::string json;
+  {
+    std::ifstream in(dir.file("model.json"));
+    json.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  size_t at = json.find("\"prior_sd\"");
+  ASSERT_NE(at, std::string::npos);
+  json.erase(at, json.find('\n', at) - at + 1);
+  writeFile(dir.file("model.json"), json);
+  auto old = Policy::load(dir.path);
+  ASSERT_TRUE(bool(old)) << llvm::toString(old.takeError());
+  EXPECT_EQ((*old)->info().priorSd, kPolicyPriorSd);
 }
 
 TEST(Policy, SaveLoadRoundTripIsBitIdentical) {
