@@ -30,6 +30,7 @@
 #include "llvm/Support/xxhash.h"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <set>
 #include <tuple>
@@ -677,9 +678,16 @@ SourcePos ParsedUnit::positionOf(SourceLocation loc) {
   return frontend::position(ast().getSourceManager(), loc);
 }
 
+namespace {
+std::atomic<uint64_t> parseCount{0};
+}
+
+uint64_t ParsedUnit::parsesSoFar() { return parseCount.load(); }
+
 llvm::Expected<std::unique_ptr<ParsedUnit>>
 ParsedUnit::parse(const std::string &file, const std::string &code,
                   const std::vector<std::string> &args) {
+  ++parseCount;
   InlinedUnit in = inlineIncludedSources(file, code);
   if (in.inlined.empty()) {
     auto u = parseText(file, code, args);

@@ -20,7 +20,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
-#include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -239,25 +240,28 @@ struct PlanProgress {
   std::set<std::string> launchedInInput;
 };
 
-/// Applies step i of a plan to `p` (its steps before i applied), re-parsing
-/// p.text first unless `parsedInput` (a parse of the input, step 0 only).
+/// "Step i does not parse" as applyStep says it.
+llvm::Error notParsing(const PlanStep &step, unsigned i, const std::string &why) {
+  return stepError(step, i, "the source before this step does not parse: " + why);
+}
+
+/// Applies step i of a plan to `p` (its steps before i applied) on
+/// `parsedText`, a parse of p.text the caller made, or else parsing p.text
+/// first.
 llvm::Error applyStep(const RewriteInput &in, const PlanStep &step, unsigned i, PlanProgress &p,
-                      ParsedUnit *parsedInput, mlir::MLIRContext &mlir) {
+                      ParsedUnit *parsedText, mlir::MLIRContext &mlir) {
   std::string &text = p.text;
   std::set<std::string> &launchedInInput = p.launchedInInput;
   {
     const Transform *t = findTransform(step.transform);
     if (!t)
       return stepError(step, i, "unknown transform (see --list-transforms)");
-    // The first step may use the caller's parse of the input (applyPlans).
     std::unique_ptr<ParsedUnit> parsed;
-    ParsedUnit *unit = i == 0 ? parsedInput : nullptr;
+    ParsedUnit *unit = parsedText;
     if (!unit) {
       auto u = ParsedUnit::parse(in.file, text, in.args);
       if (!u)
-        return stepError(step, i,
-                         "the source before this step does not parse: " +
-                             llvm::toString(u.takeError()));
+        return notParsing(step, i, llvm::toString(u.takeError()));
       parsed = std::move(*u);
       unit = parsed.get();
     }
@@ -560,8 +564,6 @@ llvm::Expected<std::string> cudal1::listTransforms(const RewriteInput &in, bool 
 llvm::Error cudal1::applyPlans(const RewriteInput &in, llvm::ArrayRef<Plan> plans,
                                llvm::function_ref<void(size_t, llvm::Expected<std::string>)> result,
                                ParsedUnit *parsedInput) {
-  // One parse of the input serves the first step of every plan: each plan
-  // edits through its own Rewriter, and the AST itself is never changed.
   std::unique_ptr<ParsedUnit> parsedHere;
   if (!parsedInput) {
     auto u = ParsedUnit::parse(in.file, in.code, in.args);
@@ -570,58 +572,112 @@ llvm::Error cudal1::applyPlans(const RewriteInput &in, llvm::ArrayRef<Plan> plan
     parsedHere = std::move(*u);
     parsedInput = parsedHere.get();
   }
-  // A plan's later steps parse the source again, one parse per step (about
-  // a second each for a unit with the CUDA headers): those plans are spread
-  // over threads, each with its own parse of the input for first steps (the
-  // shared AST is not safe to read from two threads: clang fills caches as
-  // it is read). The results are the same bytes, reported in order.
-  std::vector<size_t> multiStep;
-  for (size_t i = 0; i < plans.size(); ++i)
-    if (plans[i].steps.size() > 1)
-      multiStep.push_back(i);
-  unsigned threads = std::min<unsigned>(std::max(1u, std::thread::hardware_concurrency()),
-                                        unsigned(std::min<size_t>(multiStep.size(), 16)));
-  if (threads < 2) {
-    for (size_t i = 0; i < plans.size(); ++i)
-      result(i, applyPlan(in, plans[i], parsedInput));
-    return llvm::Error::success();
-  }
-  // The longest plans first; this thread takes the single-step plans on the
-  // shared parse, then joins in.
-  std::stable_sort(multiStep.begin(), multiStep.end(), [&](size_t a, size_t b) {
-    return plans[a].steps.size() > plans[b].steps.size();
-  });
+  // The plans as a prefix tree: plans that begin with the same k steps
+  // share the source after them, and one parse of that source (about a
+  // second with the CUDA headers) serves every plan's step k+1, each
+  // through its own Rewriter (the AST itself is never changed). A node is
+  // the source after a prefix and the plans that continue from it; its
+  // expansion applies each distinct next step once.
+  struct Node {
+    PlanProgress progress;
+    unsigned depth = 0;
+    std::vector<size_t> plans;
+  };
   std::vector<std::optional<llvm::Expected<std::string>>> out(plans.size());
-  std::atomic<size_t> next{0};
+  auto expand = [&](const Node &node, ParsedUnit *unit, const std::string &notParsed) {
+    mlir::MLIRContext mlir;
+    std::vector<Node> next;
+    std::vector<std::pair<const PlanStep *, std::vector<size_t>>> groups;
+    for (size_t i : node.plans) {
+      const PlanStep &s = plans[i].steps[node.depth];
+      auto g = std::find_if(groups.begin(), groups.end(), [&](const auto &g) {
+        return *g.first == s && g.first->column == s.column; // the column is in errors
+      });
+      if (g == groups.end())
+        groups.push_back({&s, {i}});
+      else
+        g->second.push_back(i);
+    }
+    for (auto &[step, members] : groups) {
+      Node child{node.progress, node.depth + 1, {}};
+      llvm::Error e = unit ? applyStep(in, *step, node.depth, child.progress, unit, mlir)
+                           : notParsing(*step, node.depth, notParsed);
+      std::string refusal = e ? llvm::toString(std::move(e)) : "";
+      for (size_t i : members) {
+        if (!refusal.empty())
+          out[i].emplace(
+              llvm::make_error<llvm::StringError>(refusal, llvm::inconvertibleErrorCode()));
+        else if (plans[i].steps.size() == child.depth)
+          out[i].emplace(planSource(plans[i], child.progress.text));
+        else
+          child.plans.push_back(i);
+      }
+      if (!child.plans.empty())
+        next.push_back(std::move(child));
+    }
+    return next;
+  };
+  // The first steps on the caller's parse of the input, on this thread (a
+  // parse is not safe to read from two threads: clang fills caches as it
+  // is read).
+  Node root{PlanProgress{in.code, {}}, 0, {}};
+  for (size_t i = 0; i < plans.size(); ++i)
+    if (plans[i].steps.empty())
+      out[i].emplace(planSource(plans[i], in.code));
+    else
+      root.plans.push_back(i);
+  std::deque<Node> pending;
+  for (Node &n : expand(root, parsedInput, ""))
+    pending.push_back(std::move(n));
+  // The deeper nodes, a parse each, over threads.
+  std::mutex lock;
+  std::condition_variable changed;
+  unsigned busy = 0;
   bool quiet = QuietParses::active();
-  auto worker = [&](ParsedUnit *shared) {
+  auto worker = [&] {
     std::optional<QuietParses> silence;
     if (quiet)
       silence.emplace();
-    std::unique_ptr<ParsedUnit> own;
-    for (size_t n; (n = next++) < multiStep.size();) {
-      size_t i = multiStep[n];
-      if (!shared) {
-        auto u = ParsedUnit::parse(in.file, in.code, in.args);
-        if (!u) { // it parsed once: not expected, but the plan's outcome
-          out[i].emplace(u.takeError());
-          continue;
-        }
-        own = std::move(*u);
-        shared = own.get();
+    for (;;) {
+      Node node;
+      {
+        std::unique_lock<std::mutex> g(lock);
+        changed.wait(g, [&] { return !pending.empty() || busy == 0; });
+        if (pending.empty())
+          return;
+        node = std::move(pending.front());
+        pending.pop_front();
+        ++busy;
       }
-      out[i].emplace(applyPlan(in, plans[i], shared));
+      std::vector<Node> next;
+      {
+        auto u = ParsedUnit::parse(in.file, node.progress.text, in.args);
+        if (u)
+          next = expand(node, u->get(), "");
+        else
+          next = expand(node, nullptr, llvm::toString(u.takeError()));
+      }
+      {
+        std::lock_guard<std::mutex> g(lock);
+        for (Node &n : next)
+          pending.push_back(std::move(n));
+        --busy;
+      }
+      changed.notify_all();
     }
   };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t)
-    pool.emplace_back(worker, nullptr);
-  for (size_t i = 0; i < plans.size(); ++i)
-    if (plans[i].steps.size() <= 1)
-      out[i].emplace(applyPlan(in, plans[i], parsedInput));
-  worker(parsedInput);
-  for (std::thread &t : pool)
-    t.join();
+  unsigned threads = std::min<unsigned>(std::max(1u, std::thread::hardware_concurrency()), 16);
+  // A tree's breadth shows only as it unfolds: every thread waits for work
+  // until none is pending and none is being expanded.
+  if (!pending.empty() && threads < 2) {
+    worker();
+  } else if (!pending.empty()) {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t)
+      pool.emplace_back(worker);
+    for (std::thread &t : pool)
+      t.join();
+  }
   for (size_t i = 0; i < plans.size(); ++i)
     result(i, std::move(*out[i]));
   return llvm::Error::success();

@@ -10,6 +10,7 @@
 #include "clang/Basic/SourceLocation.h"
 #include "llvm/Support/Error.h"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -58,6 +59,9 @@ public:
   static llvm::Expected<std::unique_ptr<ParsedUnit>>
   parse(const std::string &file, const std::string &code, const std::vector<std::string> &args);
   ~ParsedUnit();
+  /// How many times parse() has run in this process (all threads): parses
+  /// are what a rewrite costs, so tests and timings count them.
+  static uint64_t parsesSoFar();
 
   const ProgramModel &model() const { return programModel; }
   clang::ASTContext &ast();

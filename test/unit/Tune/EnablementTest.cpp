@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 using namespace cudal1;
@@ -207,6 +208,58 @@ TEST(Enablement, ApplyPlansMatchesApplyPlanAcrossThreads) {
     std::string want = one ? *one : "refused: " + llvm::toString(one.takeError());
     EXPECT_EQ(got[i], want) << printPlan(plans[i]);
   }
+}
+
+// Plans that begin with the same steps share the source after them, and
+// applyPlans parses it once for all of them: as many parses as distinct
+// prefixes that a plan continues from (the input's own included), each
+// plan still getting applyPlan's bytes or its refusal, in order.
+TEST(Enablement, PlansThatShareAPrefixShareItsParse) {
+  RewriteInput in = input(kChain);
+  llvm::Expected<TuneSpace> space = collectTuneSpace(in);
+  ASSERT_TRUE(bool(space)) << llvm::toString(space.takeError());
+  const TuneKernel &add = space->kernels[kernelNamed(*space, "addK")];
+  ASSERT_GE(add.composed.size(), 2u);
+  std::vector<PlanStep> chain = add.composed[1].steps();
+  ASSERT_GE(chain.size(), 3u);
+  std::vector<Plan> plans;
+  // Every prefix of the chain, the chain twice, the chain with its last
+  // step again (refused there), and the first drop-sync followed by each
+  // of addK's own steps: three levels of a tree with shared nodes.
+  for (size_t n = 1; n <= chain.size(); ++n)
+    plans.push_back(planOf(std::vector<PlanStep>(chain.begin(), chain.begin() + n)));
+  plans.push_back(planOf(chain));
+  std::vector<PlanStep> twice = chain;
+  twice.push_back(chain.back());
+  plans.push_back(Plan{twice});
+  for (const PlanStep &s : add.steps)
+    plans.push_back(planOf({chain[0], s}));
+  std::set<std::string> continued;
+  for (const Plan &p : plans)
+    for (size_t n = 1; n < p.steps.size(); ++n)
+      continued.insert(
+          printPlan(Plan{std::vector<PlanStep>(p.steps.begin(), p.steps.begin() + n)}));
+  std::vector<std::string> got(plans.size());
+  std::vector<size_t> order;
+  uint64_t before = ParsedUnit::parsesSoFar();
+  llvm::Error e = applyPlans(in, plans, [&](size_t i, llvm::Expected<std::string> src) {
+    order.push_back(i);
+    got[i] = src ? *src : "refused: " + llvm::toString(src.takeError());
+  });
+  uint64_t parses = ParsedUnit::parsesSoFar() - before;
+  ASSERT_FALSE(bool(e)) << llvm::toString(std::move(e));
+  EXPECT_EQ(parses, 1 + continued.size());
+  EXPECT_LT(parses, 1 + plans.size()) << "fewer parses than one per plan";
+  ASSERT_EQ(order.size(), plans.size());
+  size_t refused = 0;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    EXPECT_EQ(order[i], i);
+    llvm::Expected<std::string> one = applyPlan(in, plans[i]);
+    std::string want = one ? *one : "refused: " + llvm::toString(one.takeError());
+    refused += want.rfind("refused: ", 0) == 0;
+    EXPECT_EQ(got[i], want) << printPlan(plans[i]);
+  }
+  EXPECT_GT(refused, 0u);
 }
 
 // A prefix cache shared by plans that grow from one another (as
