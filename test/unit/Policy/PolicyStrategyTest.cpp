@@ -38,6 +38,19 @@ std::vector<std::string> texts(const std::vector<Proposal> &ps) {
   return out;
 }
 
+/// An untrained model saved in `dir`, fitted on kernel a's single steps
+/// (and b's state); `maxPlanSteps` as given.
+void saveSinglesModel(const std::string &dir, const KernelState &a, const KernelState &b,
+                      uint64_t seed, unsigned maxPlanSteps = kPolicyStepCap) {
+  std::vector<std::vector<PlanStep>> plans;
+  for (const PlanStep &s : a.steps)
+    plans.push_back({s});
+  auto p = Policy::create(fitSchema({&a, &b}, plans, 1), 16, seed);
+  ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
+  (*p)->info().maxPlanSteps = maxPlanSteps;
+  ASSERT_FALSE(bool((*p)->save(dir, false)));
+}
+
 /// Proposes `rounds` times one plan, as the tuner does, marking each tried.
 std::vector<std::string> run(SearchStrategy &s, KernelState k, unsigned rounds) {
   std::vector<std::string> out;
@@ -124,12 +137,7 @@ TEST(PolicyStrategy, WithAModelTheHeuristicsFirstPlanComesFirst) {
     GTEST_SKIP() << "built without libtorch";
   TempDir d;
   KernelState a = kernelState("a", 0, 0), b = kernelState("b", 2, 0.5);
-  std::vector<std::vector<PlanStep>> plans;
-  for (const PlanStep &s : a.steps)
-    plans.push_back({s});
-  auto p = Policy::create(fitSchema({&a, &b}, plans, 1), 16, 1);
-  ASSERT_TRUE(bool(p));
-  ASSERT_FALSE(bool((*p)->save(d.path, false)));
+  saveSinglesModel(d.path, a, b, 1);
   auto make = [&](uint64_t seed) {
     PolicyStrategyOptions o;
     o.modelDir = d.path;
@@ -248,13 +256,7 @@ TEST(PolicyStrategy, ARoundSpreadsOverTransformsUntilItsResultsAreIn) {
     GTEST_SKIP() << "built without libtorch";
   TempDir d;
   KernelState a = kernelState("a", 0, 0), b = kernelState("b", 2, 0.5);
-  std::vector<std::vector<PlanStep>> plans;
-  for (const PlanStep &s : a.steps)
-    plans.push_back({s});
-  auto p = Policy::create(fitSchema({&a, &b}, plans, 1), 16, 3);
-  ASSERT_TRUE(bool(p));
-  (*p)->info().maxPlanSteps = 1; // singles: six transforms, eight plans
-  ASSERT_FALSE(bool((*p)->save(d.path, false)));
+  saveSinglesModel(d.path, a, b, 3, 1); // singles: six transforms, eight plans
   auto make = [&](double pending) {
     PolicyStrategyOptions o;
     o.modelDir = d.path;

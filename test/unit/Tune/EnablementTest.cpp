@@ -176,6 +176,25 @@ TEST(Enablement, ListedCompositionsDerive) {
   }
 }
 
+/// A derivation's source, or "refused: " and why.
+std::string outcome(llvm::Expected<std::string> src) {
+  return src ? *src : "refused: " + llvm::toString(src.takeError());
+}
+
+/// Plans that grow from one another: every prefix of `steps`, the whole
+/// again, and the whole with its last step once more (refused there when
+/// that step took a kernel's launches).
+std::vector<Plan> growingPlans(const std::vector<PlanStep> &steps) {
+  std::vector<Plan> plans;
+  for (size_t n = 1; n <= steps.size(); ++n)
+    plans.push_back(planOf(std::vector<PlanStep>(steps.begin(), steps.begin() + n)));
+  plans.push_back(planOf(steps));
+  std::vector<PlanStep> twice = steps;
+  twice.push_back(steps.back());
+  plans.push_back(Plan{twice});
+  return plans;
+}
+
 // applyPlans spreads the plans of more than one step over threads, each with
 // its own parse: every plan still gets the bytes applyPlan gives it (or the
 // same refusal), reported once each and in order.
@@ -197,17 +216,14 @@ TEST(Enablement, ApplyPlansMatchesApplyPlanAcrossThreads) {
   std::vector<std::string> got(plans.size());
   llvm::Error e = applyPlans(in, plans, [&](size_t i, llvm::Expected<std::string> src) {
     order.push_back(i);
-    got[i] = src ? *src : "refused: " + llvm::toString(src.takeError());
+    got[i] = outcome(std::move(src));
   });
   ASSERT_FALSE(bool(e)) << llvm::toString(std::move(e));
   ASSERT_EQ(order.size(), plans.size());
   for (size_t i = 0; i < order.size(); ++i)
     EXPECT_EQ(order[i], i);
-  for (size_t i = 0; i < plans.size(); ++i) {
-    llvm::Expected<std::string> one = applyPlan(in, plans[i]);
-    std::string want = one ? *one : "refused: " + llvm::toString(one.takeError());
-    EXPECT_EQ(got[i], want) << printPlan(plans[i]);
-  }
+  for (size_t i = 0; i < plans.size(); ++i)
+    EXPECT_EQ(got[i], outcome(applyPlan(in, plans[i]))) << printPlan(plans[i]);
 }
 
 // Plans that begin with the same steps share the source after them, and
@@ -222,16 +238,10 @@ TEST(Enablement, PlansThatShareAPrefixShareItsParse) {
   ASSERT_GE(add.composed.size(), 2u);
   std::vector<PlanStep> chain = add.composed[1].steps();
   ASSERT_GE(chain.size(), 3u);
-  std::vector<Plan> plans;
   // Every prefix of the chain, the chain twice, the chain with its last
   // step again (refused there), and the first drop-sync followed by each
   // of addK's own steps: three levels of a tree with shared nodes.
-  for (size_t n = 1; n <= chain.size(); ++n)
-    plans.push_back(planOf(std::vector<PlanStep>(chain.begin(), chain.begin() + n)));
-  plans.push_back(planOf(chain));
-  std::vector<PlanStep> twice = chain;
-  twice.push_back(chain.back());
-  plans.push_back(Plan{twice});
+  std::vector<Plan> plans = growingPlans(chain);
   for (const PlanStep &s : add.steps)
     plans.push_back(planOf({chain[0], s}));
   std::set<std::string> continued;
@@ -244,7 +254,7 @@ TEST(Enablement, PlansThatShareAPrefixShareItsParse) {
   uint64_t before = ParsedUnit::parsesSoFar();
   llvm::Error e = applyPlans(in, plans, [&](size_t i, llvm::Expected<std::string> src) {
     order.push_back(i);
-    got[i] = src ? *src : "refused: " + llvm::toString(src.takeError());
+    got[i] = outcome(std::move(src));
   });
   uint64_t parses = ParsedUnit::parsesSoFar() - before;
   ASSERT_FALSE(bool(e)) << llvm::toString(std::move(e));
@@ -254,8 +264,7 @@ TEST(Enablement, PlansThatShareAPrefixShareItsParse) {
   size_t refused = 0;
   for (size_t i = 0; i < plans.size(); ++i) {
     EXPECT_EQ(order[i], i);
-    llvm::Expected<std::string> one = applyPlan(in, plans[i]);
-    std::string want = one ? *one : "refused: " + llvm::toString(one.takeError());
+    std::string want = outcome(applyPlan(in, plans[i]));
     refused += want.rfind("refused: ", 0) == 0;
     EXPECT_EQ(got[i], want) << printPlan(plans[i]);
   }
@@ -274,21 +283,12 @@ TEST(Enablement, ThePrefixCacheGivesApplyPlansBytes) {
   // after it, refused at its last step (addK no longer runs).
   const TuneKernel &add = space->kernels[kernelNamed(*space, "addK")];
   ASSERT_GE(add.composed.size(), 2u);
-  std::vector<PlanStep> steps = add.composed[1].steps();
-  std::vector<Plan> plans;
-  for (size_t n = 1; n <= steps.size(); ++n)
-    plans.push_back(planOf(std::vector<PlanStep>(steps.begin(), steps.begin() + n)));
-  plans.push_back(planOf(steps));
-  std::vector<PlanStep> twice = steps;
-  twice.push_back(steps.back());
-  plans.push_back(Plan{twice});
+  std::vector<Plan> plans = growingPlans(add.composed[1].steps());
   PlanPrefixCache cache;
   size_t refused = 0;
   for (const Plan &p : plans) {
-    llvm::Expected<std::string> cached = applyPlan(in, p, cache);
-    llvm::Expected<std::string> fresh = applyPlan(in, p);
-    std::string got = cached ? *cached : "refused: " + llvm::toString(cached.takeError());
-    std::string want = fresh ? *fresh : "refused: " + llvm::toString(fresh.takeError());
+    std::string got = outcome(applyPlan(in, p, cache));
+    std::string want = outcome(applyPlan(in, p));
     refused += want.rfind("refused: ", 0) == 0;
     EXPECT_EQ(got, want) << printPlan(p);
   }
