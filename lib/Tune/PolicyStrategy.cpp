@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <iterator>
 #include <map>
 #include <numeric>
 #include <random>
@@ -50,10 +49,15 @@ std::string kindOf(const std::vector<PlanStep> &steps) {
 /// How much two plans' transforms overlap: shared over all (as multisets),
 /// 1 for plans of one kind, 0 for plans with no transform in common.
 double overlap(const std::vector<std::string> &a, const std::vector<std::string> &b) {
-  std::vector<std::string> both;
-  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(both));
-  size_t all = a.size() + b.size() - both.size();
-  return all ? double(both.size()) / double(all) : 1.0;
+  size_t both = 0;
+  for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+    int c = a[i].compare(b[j]);
+    both += c == 0;
+    i += c <= 0;
+    j += c >= 0;
+  }
+  size_t all = a.size() + b.size() - both;
+  return all ? double(both) / double(all) : 1.0;
 }
 
 constexpr unsigned kMaxCandidates = 4096;
@@ -222,8 +226,9 @@ public:
         if (taken[i])
           continue;
         double alike = 0;
-        for (const std::vector<std::string> *p : pending)
-          alike += overlap(candTransforms[i], *p);
+        if (opts.pendingDiversity != 0)
+          for (const std::vector<std::string> *p : pending)
+            alike += overlap(candTransforms[i], *p);
         u[i] = policyUtility(scores[i], opts.explore) - opts.diversity * kinds[candKinds[i]] -
                opts.pendingDiversity * alike;
         best = std::max(best, u[i]);
