@@ -666,18 +666,17 @@ llvm::Error cudal1::applyPlans(const RewriteInput &in, llvm::ArrayRef<Plan> plan
       changed.notify_all();
     }
   };
-  unsigned threads = std::min<unsigned>(std::max(1u, std::thread::hardware_concurrency()), 16);
   // A tree's breadth shows only as it unfolds: every thread waits for work
-  // until none is pending and none is being expanded.
-  if (!pending.empty() && threads < 2) {
-    worker();
-  } else if (!pending.empty()) {
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t)
-      pool.emplace_back(worker);
-    for (std::thread &t : pool)
-      t.join();
-  }
+  // until none is pending and none is being expanded; this one joins in.
+  unsigned threads =
+      pending.empty() ? 1
+                      : std::min<unsigned>(std::max(1u, std::thread::hardware_concurrency()), 16);
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t)
+    pool.emplace_back(worker);
+  worker();
+  for (std::thread &t : pool)
+    t.join();
   for (size_t i = 0; i < plans.size(); ++i)
     result(i, std::move(*out[i]));
   return llvm::Error::success();

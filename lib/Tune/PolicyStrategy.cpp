@@ -39,13 +39,6 @@ std::vector<std::string> transformsOf(const std::vector<PlanStep> &steps) {
   return t;
 }
 
-std::string kindOf(const std::vector<PlanStep> &steps) {
-  std::string out;
-  for (const std::string &x : transformsOf(steps))
-    out += x + ";";
-  return out;
-}
-
 /// How much two plans' transforms overlap: shared over all (as multisets),
 /// 1 for plans of one kind, 0 for plans with no transform in common.
 double overlap(const std::vector<std::string> &a, const std::vector<std::string> &b) {
@@ -206,16 +199,13 @@ public:
       if (e.thisRun)
         measured.insert(planText(e.steps));
     std::vector<bool> taken(cands.size(), false);
-    std::vector<std::string> candKinds;
     std::vector<std::vector<std::string>> candTransforms;
-    for (const auto &c : cands) {
-      candKinds.push_back(kindOf(c));
+    for (const auto &c : cands)
       candTransforms.push_back(transformsOf(c));
-    }
     while (out.size() < count) {
-      std::map<std::string, unsigned> kinds;
+      std::map<std::vector<std::string>, unsigned> kinds;
       for (const Emitted &e : emitted[k.key])
-        ++kinds[e.kind];
+        ++kinds[e.transforms];
       std::vector<const std::vector<std::string> *> pending;
       for (const Emitted &e : emitted[k.key])
         if (!measured.count(e.text))
@@ -229,7 +219,7 @@ public:
         if (opts.pendingDiversity != 0)
           for (const std::vector<std::string> *p : pending)
             alike += overlap(candTransforms[i], *p);
-        u[i] = policyUtility(scores[i], opts.explore) - opts.diversity * kinds[candKinds[i]] -
+        u[i] = policyUtility(scores[i], opts.explore) - opts.diversity * kinds[candTransforms[i]] -
                opts.pendingDiversity * alike;
         best = std::max(best, u[i]);
       }
@@ -284,14 +274,13 @@ public:
   }
 
 private:
-  /// A plan this strategy proposed for a kernel.
+  /// A plan this strategy proposed for a kernel, and its transforms (its
+  /// kind: plans that differ only in parameter values share them).
   struct Emitted {
-    std::string text, kind;
+    std::string text;
     std::vector<std::string> transforms;
   };
-  static Emitted emittedOf(const Proposal &p) {
-    return {p.text(), kindOf(p.steps), transformsOf(p.steps)};
-  }
+  static Emitted emittedOf(const Proposal &p) { return {p.text(), transformsOf(p.steps)}; }
 
   /// The entry a state's plans are applied to in its unit's effect cache.
   static std::string entryOf(const KernelState &k) { return k.host ? "(host)" : k.name; }
