@@ -79,6 +79,8 @@ public:
       opts.explore = std::strtod(env, nullptr);
     if (const char *env = std::getenv("CUDAL1_POLICY_PENDING_DIVERSITY"); env && *env)
       opts.pendingDiversity = std::strtod(env, nullptr);
+    if (const char *env = std::getenv("CUDAL1_POLICY_CALIBRATION"))
+      opts.calibration = std::strtod(env, nullptr);
     // For experiments: each pick with its scores, on stderr.
     if (const char *env = std::getenv("CUDAL1_POLICY_TRACE"); env && *env)
       trace = true;
@@ -170,11 +172,14 @@ public:
     // run extended by one step, scored additively (its measured log speedup
     // plus the step's predicted one). Compositions stay grounded in
     // measurements instead of in the network's extrapolation.
+    size_t scored = cands.size(); // the rest are measured plans extended
     extendMeasured(k, cands, scores, seen, longest);
     // The best candidates by their steps, applied and analysed: their
     // effects, then every candidate with an effect scored again.
     if (effects && opts.effectShortlist > 0)
       rescoreWithEffects(state, cands, scores, longest);
+    if (opts.calibration != 0)
+      calibrate(state, cands, scores, scored, longest);
     if (trace) {
       std::pair<std::string, double> worst;
       encodeState(policy->schema(), state, &worst);
@@ -316,6 +321,38 @@ private:
       return;
     for (size_t j = 0; j < known.size(); ++j)
       scores[known[j]] = s[j];
+  }
+
+  /// This run's residuals carried to the candidates by transform overlap
+  /// (PolicyStrategyOptions::calibration). Candidates from `scored` on are
+  /// measured plans extended by a step: their scores hold a measurement
+  /// already.
+  void calibrate(const KernelState &k, const std::vector<std::vector<PlanStep>> &cands,
+                 std::vector<PlanScore> &scores, size_t scored, unsigned longest) {
+    std::vector<std::vector<PlanStep>> measured;
+    std::vector<double> logSpeedup;
+    for (const Exemplar &e : k.exemplars)
+      if (e.thisRun && e.measured.outcome == Outcome::Ok && e.measured.timed &&
+          e.measured.speedup > 0 && e.steps.size() <= longest) {
+        measured.push_back(e.steps);
+        logSpeedup.push_back(std::log(e.measured.speedup));
+      }
+    std::vector<PlanScore> predicted;
+    if (measured.empty() || !scoreInto(k, measured, predicted))
+      return;
+    std::vector<std::vector<std::string>> kinds;
+    for (const auto &m : measured)
+      kinds.push_back(transformsOf(m));
+    for (size_t i = 0; i < scored && i < cands.size(); ++i) {
+      std::vector<std::string> mine = transformsOf(cands[i]);
+      double weight = 0, pull = 0;
+      for (size_t m = 0; m < measured.size(); ++m) {
+        double w = overlap(mine, kinds[m]);
+        weight += w;
+        pull += w * (logSpeedup[m] - predicted[m].logSpeedup);
+      }
+      scores[i].logSpeedup += opts.calibration * pull / (1 + weight);
+    }
   }
 
   bool scoreInto(const KernelState &k, const std::vector<std::vector<PlanStep>> &cands,

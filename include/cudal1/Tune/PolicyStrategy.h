@@ -36,6 +36,17 @@ struct PolicyStrategyOptions {
   /// "Round 1 replayed"). $CUDAL1_POLICY_PENDING_DIVERSITY sets it, for
   /// experiments.
   double pendingDiversity = 0;
+  /// Weight of this run's residuals (measured log speedup minus the
+  /// policy's score of the same plan) carried to the candidates that share
+  /// transforms with the measured plans: a candidate's score moves by
+  /// calibration * sum(w * residual) / (1 + sum(w)), w the transforms'
+  /// overlap. The network conditions on this run's results through its
+  /// exemplars, but on the GPU it kept proposing `coarsen` on a row kernel
+  /// after four coarsen plans measured 0.2x (docs/results/policy-protocol.md,
+  /// "Eight programs"); this makes a run's own evidence count directly.
+  /// Off by default until a GPU run compares it; $CUDAL1_POLICY_CALIBRATION
+  /// sets it, for experiments.
+  double calibration = 0;
   /// Effects (Tune/Effect.h) newly computed per proposal: after scoring
   /// every candidate by its steps (and by its effect where it is already
   /// known), the best `effectShortlist` candidates whose effect is not known

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include <fstream>
@@ -296,6 +297,60 @@ TEST(PolicyStrategy, ARoundSpreadsOverTransformsUntilItsResultsAreIn) {
   ASSERT_EQ(next.size(), 1u);
   ASSERT_EQ(greedy.size(), 1u);
   EXPECT_EQ(next[0].text(), greedy[0].text());
+}
+
+TEST(PolicyStrategy, CalibrationCarriesThisRunsResultsToPlansOfTheSameTransform) {
+  if (!policyBackendAvailable())
+    GTEST_SKIP() << "built without libtorch";
+  TempDir d;
+  KernelState a = kernelState("a", 0, 0), b = kernelState("b", 2, 0.5);
+  saveSinglesModel(d.path, a, b, 3, 1); // singles only
+  std::string first = texts(makeHeuristicStrategy()->propose(a, 1))[0];
+  // A transform with two plans, neither the heuristic's first: one is
+  // measured, the other (its sibling) is what the calibration moves.
+  std::string measured = planText({a.steps[2]}), sibling = planText({a.steps[3]});
+  std::vector<PlanStep> measuredSteps = {a.steps[2]};
+  if (first == measured || first == sibling) {
+    measured = planText({a.steps[6]});
+    sibling = planText({a.steps[7]});
+    measuredSteps = {a.steps[6]};
+  }
+  // Where the sibling comes among the remaining proposals after one plan of
+  // its transform measured at `speedup`.
+  auto siblingAt = [&](double calibration, double speedup) {
+    PolicyStrategyOptions o;
+    o.modelDir = d.path;
+    o.temperature = 0;
+    o.diversity = 0;
+    o.effectShortlist = 0;
+    o.calibration = calibration;
+    std::unique_ptr<SearchStrategy> s = makePolicyStrategy(o);
+    KernelState k = a;
+    for (const Proposal &p : s->propose(k, 1))
+      k.tried.insert(p.text());
+    k.tried.insert(measured);
+    Exemplar e;
+    e.steps = measuredSteps;
+    e.thisRun = true;
+    e.measured.outcome = Outcome::Ok;
+    e.measured.timed = true;
+    e.measured.speedup = speedup;
+    k.exemplars.push_back(e);
+    // Single steps only: a measured gain is also extended by a step
+    // (extendMeasured), and those plans come first whatever the calibration.
+    std::vector<std::string> rest;
+    for (const std::string &p : run(*s, k, 20))
+      if (p.find(';') == std::string::npos)
+        rest.push_back(p);
+    EXPECT_EQ(rest.size(), 6u);
+    return size_t(std::find(rest.begin(), rest.end(), sibling) - rest.begin());
+  };
+  // Far better than predicted: its sibling is the first single; far worse:
+  // the last.
+  EXPECT_EQ(siblingAt(1, 1000), 0u);
+  EXPECT_EQ(siblingAt(1, 0.001), 5u);
+  // Off, the sibling's place does not follow the measurement that far.
+  EXPECT_FALSE(siblingAt(0, 1000) == 0u && siblingAt(0, 0.001) == 5u);
 }
 
 } // namespace
