@@ -79,7 +79,7 @@ public:
       opts.explore = std::strtod(env, nullptr);
     if (const char *env = std::getenv("CUDAL1_POLICY_PENDING_DIVERSITY"); env && *env)
       opts.pendingDiversity = std::strtod(env, nullptr);
-    if (const char *env = std::getenv("CUDAL1_POLICY_CALIBRATION"))
+    if (const char *env = std::getenv("CUDAL1_POLICY_CALIBRATION"); env && *env)
       opts.calibration = std::strtod(env, nullptr);
     // For experiments: each pick with its scores, on stderr.
     if (const char *env = std::getenv("CUDAL1_POLICY_TRACE"); env && *env)
@@ -178,8 +178,11 @@ public:
     // effects, then every candidate with an effect scored again.
     if (effects && opts.effectShortlist > 0)
       rescoreWithEffects(state, cands, scores, longest);
+    std::vector<std::vector<std::string>> candTransforms;
+    for (const auto &c : cands)
+      candTransforms.push_back(transformsOf(c));
     if (opts.calibration != 0)
-      calibrate(state, cands, scores, scored, longest);
+      calibrate(state, candTransforms, scores, scored, longest);
     if (trace) {
       std::pair<std::string, double> worst;
       encodeState(policy->schema(), state, &worst);
@@ -204,9 +207,6 @@ public:
       if (e.thisRun)
         measured.insert(planText(e.steps));
     std::vector<bool> taken(cands.size(), false);
-    std::vector<std::vector<std::string>> candTransforms;
-    for (const auto &c : cands)
-      candTransforms.push_back(transformsOf(c));
     while (out.size() < count) {
       std::map<std::vector<std::string>, unsigned> kinds;
       for (const Emitted &e : emitted[k.key])
@@ -323,11 +323,11 @@ private:
       scores[known[j]] = s[j];
   }
 
-  /// This run's residuals carried to the candidates by transform overlap
-  /// (PolicyStrategyOptions::calibration). Candidates from `scored` on are
-  /// measured plans extended by a step: their scores hold a measurement
-  /// already.
-  void calibrate(const KernelState &k, const std::vector<std::vector<PlanStep>> &cands,
+  /// This run's residuals carried to the candidates (by their transforms,
+  /// `candTransforms`) by overlap (PolicyStrategyOptions::calibration).
+  /// Candidates from `scored` on are measured plans extended by a step:
+  /// their scores hold a measurement already.
+  void calibrate(const KernelState &k, const std::vector<std::vector<std::string>> &candTransforms,
                  std::vector<PlanScore> &scores, size_t scored, unsigned longest) {
     std::vector<std::vector<PlanStep>> measured;
     std::vector<double> logSpeedup;
@@ -343,11 +343,10 @@ private:
     std::vector<std::vector<std::string>> kinds;
     for (const auto &m : measured)
       kinds.push_back(transformsOf(m));
-    for (size_t i = 0; i < scored && i < cands.size(); ++i) {
-      std::vector<std::string> mine = transformsOf(cands[i]);
+    for (size_t i = 0; i < scored; ++i) {
       double weight = 0, pull = 0;
       for (size_t m = 0; m < measured.size(); ++m) {
-        double w = overlap(mine, kinds[m]);
+        double w = overlap(candTransforms[i], kinds[m]);
         weight += w;
         pull += w * (logSpeedup[m] - predicted[m].logSpeedup);
       }
